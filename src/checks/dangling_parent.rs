@@ -1,0 +1,64 @@
+//! `dangling-parent`: a `parent_id` that names no event in the log.
+
+use super::{ix, Check, Ctx, Finding, Severity};
+use crate::store::ParentRef;
+use crate::view::LoadError;
+
+pub struct DanglingParent;
+
+impl Check for DanglingParent {
+    fn id(&self) -> &'static str {
+        "dangling-parent"
+    }
+
+    fn summary(&self) -> &'static str {
+        "An event's parent_id names an event that is not in the log"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  An event whose `parent_id` is neither \"__root__\" nor the id of an event in
+  the SDK's index (deleted, beyond a gap, in a lost duplicate, or misspelled).
+
+Why it matters
+  `path_to_root` raises KeyError when it reaches it: on the agent's branch the
+  conversation fails to load (error); elsewhere that branch is cut (warning).
+  Since 1.37.1 the SDK refuses to append such an event, so this points at a
+  hand edit, an older server, or lost files.
+
+Repair
+  None automatic."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        let blocking = match ctx.load_error() {
+            Some(LoadError::UnknownParent { idx, .. }) => Some(*idx),
+            _ => None,
+        };
+        for i in 0..ctx.reader.len() {
+            let Some(rec) = ctx.reader.record(i) else { continue };
+            let ParentRef::Id(p) = &rec.parent else { continue };
+            if ctx.index.id_to_idx.contains_key(p) {
+                continue;
+            }
+            let hidden = ctx
+                .index
+                .beyond_gap
+                .iter()
+                .any(|&pos| ctx.conv.events.files[pos].name_id == *p);
+            let why = if hidden { " (it is beyond the index gap)" } else { "" };
+            let (sev, tail) = if blocking == Some(i) {
+                (Severity::Error, "the SDK cannot load the conversation (KeyError)")
+            } else {
+                (Severity::Warning, "its branch is cut there")
+            };
+            out.push(Finding::new(
+                self.id(),
+                sev,
+                ctx.event_path(i),
+                format!("event {}'s parent is not in the log{why}; {tail}", ix(i)),
+            ));
+        }
+    }
+}

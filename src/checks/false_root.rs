@@ -1,0 +1,188 @@
+//! `false-root`: the #4057 fingerprint. A resume by a 1.31–1.34 server over a
+//! pre-tree (flat) log stamped the first new event `parent_id: "__root__"`,
+//! cutting every older event out of the agent's view.
+
+use super::{ix, plural, Check, Ctx, Finding, Severity};
+use crate::store::ParentRef;
+
+pub struct FalseRootCheck;
+
+/// One `__root__` event that matches the fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FalseRoot {
+    /// Index of the event stamped `"__root__"`.
+    pub root: usize,
+    /// The artifacts directly before it (`first..root`).
+    pub artifacts: std::ops::Range<usize>,
+    /// The last real (non-artifact) event before it: the parent the SDK would
+    /// have stamped without the bug (what ≥1.35's leaf fallback returns).
+    pub relink_to: usize,
+    /// Every guard holds (see [`find`]); otherwise the shape is only probable.
+    pub confirmed: bool,
+    /// Guards that failed, in words (empty when confirmed).
+    pub doubts: Vec<String>,
+    /// Readable events before the root that the agent does not see.
+    pub stranded: usize,
+}
+
+/// Every `__root__` at index > 0 that matches the fingerprint:
+/// 1. all real events before it carry no `parent_id` (a genuinely flat log),
+///    and there is at least one;
+/// 2. it sits directly after one or more artifacts
+///    (`ConversationStateUpdateEvent` / `ConversationErrorEvent`), at least one
+///    of which carries a `parent_id`.
+///
+/// It is *confirmed* when, in addition (domain.md §4 guards):
+/// 3. every artifact `parent_id` in that run names an event before the run
+///    (the legacy region);
+/// 4. it is the only `__root__` past index 0;
+/// 5. it is the root of the active branch (its subtree holds the leaf).
+///
+/// A deliberate `navigate_to(None)` in a tree-era log fails guard 1 (its
+/// earlier events carry `parent_id`s) and is never reported.
+pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
+    let r = &ctx.reader;
+    let n = r.len();
+    let roots: Vec<usize> = (1..n)
+        .filter(|&i| r.record(i).is_some_and(|rec| rec.parent == ParentRef::Root))
+        .collect();
+    let active_root = ctx.views.agent.as_ref().ok().and_then(|c| c.first().copied());
+    let mut out = Vec::new();
+    for &root in &roots {
+        // The run of artifacts directly before the root.
+        let mut first = root;
+        while first > 0 && r.record(first - 1).is_some_and(|rec| rec.is_artifact()) {
+            first -= 1;
+        }
+        if first == root {
+            continue;
+        }
+        let run = first..root;
+        let any_parented = run
+            .clone()
+            .any(|i| r.record(i).is_some_and(|rec| rec.parent.is_present()));
+        if !any_parented {
+            continue;
+        }
+        // Guard 1: real events before the run: all parent-less, at least one,
+        // and every one of them readable (else we cannot vouch for the shape).
+        let mut real = 0;
+        let mut flat = true;
+        let mut relink_to = None;
+        for i in 0..first {
+            match r.record(i) {
+                Some(rec) if rec.is_artifact() => {}
+                Some(rec) => {
+                    real += 1;
+                    relink_to = Some(i);
+                    if rec.parent.is_present() {
+                        flat = false;
+                    }
+                }
+                None => flat = false,
+            }
+        }
+        let (true, Some(relink_to)) = (flat && real > 0, relink_to) else {
+            continue;
+        };
+        let mut doubts = Vec::new();
+        for i in run.clone() {
+            if let Some(ParentRef::Id(p)) = r.record(i).map(|rec| &rec.parent) {
+                match r.index.id_to_idx.get(p) {
+                    Some(&pi) if pi < first => {}
+                    _ => doubts.push(format!(
+                        "the artifact at {} points outside the legacy log",
+                        ix(i)
+                    )),
+                }
+            }
+        }
+        if roots.len() > 1 {
+            doubts.push(format!(
+                "the log has {} `__root__` events, not one",
+                roots.len()
+            ));
+        }
+        if active_root != Some(root) {
+            doubts.push("the agent's current branch does not start at it".into());
+        }
+        let stranded = ctx
+            .views
+            .orphans
+            .iter()
+            .filter(|(i, _)| *i < root)
+            .count();
+        out.push(FalseRoot {
+            root,
+            artifacts: run,
+            relink_to,
+            confirmed: doubts.is_empty(),
+            doubts,
+            stranded,
+        });
+    }
+    out
+}
+
+impl Check for FalseRootCheck {
+    fn id(&self) -> &'static str {
+        "false-root"
+    }
+
+    fn summary(&self) -> &'static str {
+        "A resume over a pre-tree log stamped `__root__` and cut older history off (#4057)"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  An event whose `parent_id` is \"__root__\" although it is not a deliberate new
+  root. A server of 1.31–1.34 resuming a conversation written before 1.31 (no
+  `parent_id` anywhere) found an artifact with a `parent_id` at the end of the
+  log (a state update or error written during the interrupted startup), took
+  the HEAD for empty, and stamped the next event `\"__root__\"`. The agent walks
+  from the leaf back to a root, so it stops there and sees none of the older
+  history; the web UI, which lists files, still shows all of it.
+
+How it is told apart from a deliberate root
+  `navigate_to(None)` also writes `\"__root__\"`, but in a tree-era log the
+  events before it carry `parent_id`s. The fingerprint requires: every real
+  event before it has no `parent_id`; it sits directly after artifact(s), one
+  of which has a `parent_id`. It is reported as an error (confirmed) when, in
+  addition, the artifacts point into the legacy log, it is the only such root,
+  and the agent's current branch starts at it; otherwise as a warning
+  (probable), because a deliberate `navigate_to(None)` right after resuming a
+  legacy log leaves the same bytes.
+
+Repair
+  Set that one event's `parent_id` to the id of the last real event before it
+  (what a 1.35+ server would have chosen). Only that value changes. Probable
+  cases are repaired only with explicit consent."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        for fr in find(ctx) {
+            let (sev, lead) = if fr.confirmed {
+                (Severity::Error, "false root")
+            } else {
+                (Severity::Warning, "probable false root")
+            };
+            let mut msg = format!(
+                "{lead}: event {} starts a new root right after {} over a pre-tree log; \
+                 {} before it {} cut off from the agent; re-link it to event {}",
+                ix(fr.root),
+                plural(fr.artifacts.len(), "startup artifact", "startup artifacts"),
+                plural(fr.stranded, "event", "events"),
+                if fr.stranded == 1 { "is" } else { "are" },
+                ix(fr.relink_to),
+            );
+            if !fr.confirmed {
+                msg.push_str(&format!(
+                    " (not certain: {}; a deliberate navigate_to(None) can look the same)",
+                    fr.doubts.join("; ")
+                ));
+            }
+            out.push(Finding::new(self.id(), sev, ctx.event_path(fr.root), msg));
+        }
+    }
+}

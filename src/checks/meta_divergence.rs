@@ -1,0 +1,212 @@
+//! `meta-divergence`: a field duplicated in meta.json and base_state.json
+//! holds different values in the two files.
+
+use serde_json::Value;
+
+use super::{Check, Ctx, Finding, Severity};
+use crate::secrets::CREDENTIAL_FIELDS;
+
+pub struct MetaDivergence;
+
+/// Fields both files carry: (meta.json key, base_state.json key).
+/// From the models: `StoredConversation` (meta) ∩ `ConversationState`.
+pub const DUPLICATED: &[(&str, &str)] = &[
+    ("agent", "agent"),
+    ("workspace", "workspace"),
+    ("max_iterations", "max_iterations"),
+    ("stuck_detection", "stuck_detection"),
+    ("confirmation_policy", "confirmation_policy"),
+    ("security_analyzer", "security_analyzer"),
+    ("hook_config", "hook_config"),
+    ("tags", "tags"),
+];
+
+/// One differing leaf: JSON pointer below the field, meta value, base value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    pub field: &'static str,
+    pub pointer: String,
+    pub meta: Option<Value>,
+    pub base: Option<Value>,
+}
+
+fn absent(v: Option<&Value>) -> bool {
+    v.is_none_or(Value::is_null)
+}
+
+fn diff(field: &'static str, path: &mut String, m: Option<&Value>, b: Option<&Value>, out: &mut Vec<Divergence>) {
+    // meta.json is written without exclude_none, base_state.json with it:
+    // a null and a missing key are the same value.
+    if absent(m) && absent(b) {
+        return;
+    }
+    // Credentials are compared by where they are, never by value (two Fernet
+    // tokens of one secret differ); the repair handles them separately.
+    let last = path.rsplit('/').next().unwrap_or("");
+    if CREDENTIAL_FIELDS.contains(&last) {
+        return;
+    }
+    match (m, b) {
+        (Some(Value::Object(mo)), Some(Value::Object(bo))) => {
+            let mut keys: Vec<&String> = mo.keys().collect();
+            keys.extend(bo.keys().filter(|k| !mo.contains_key(*k)));
+            for k in keys {
+                let len = path.len();
+                path.push('/');
+                path.push_str(k);
+                diff(field, path, mo.get(k), bo.get(k), out);
+                path.truncate(len);
+            }
+        }
+        (Some(mv), Some(bv)) if numbers_equal(mv, bv) || mv == bv => {}
+        _ => out.push(Divergence {
+            field,
+            pointer: path.clone(),
+            meta: m.cloned(),
+            base: b.cloned(),
+        }),
+    }
+}
+
+fn numbers_equal(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => a.is_number() && b.is_number() && x == y,
+        _ => false,
+    }
+}
+
+/// Every divergence between the duplicated fields, plus secret names.
+pub fn divergences(meta: &Value, base: &Value) -> Vec<Divergence> {
+    let mut out = Vec::new();
+    for &(mk, bk) in DUPLICATED {
+        if mk == "agent" && absent(meta.get("agent")) {
+            continue; // slim meta.json: nothing duplicated
+        }
+        let mut path = format!("/{mk}");
+        diff(mk, &mut path, meta.get(mk), base.get(bk), &mut out);
+    }
+    // meta.json `secrets` ↔ base_state.json `secret_registry.secret_sources`:
+    // compare which names exist (values are encrypted or redacted).
+    let names = |v: Option<&Value>| -> Vec<String> {
+        let mut n: Vec<String> = v
+            .and_then(Value::as_object)
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        n.sort();
+        n
+    };
+    let m = names(meta.get("secrets"));
+    let b = names(base.pointer("/secret_registry/secret_sources"));
+    if m != b {
+        out.push(Divergence {
+            field: "secrets",
+            pointer: "/secrets".into(),
+            meta: Some(Value::from(m)),
+            base: Some(Value::from(b)),
+        });
+    }
+    out
+}
+
+/// A short, one-line rendering of a value for a message.
+pub fn short(v: &Option<Value>) -> String {
+    let s = match v {
+        None | Some(Value::Null) => "(absent)".to_string(),
+        Some(v) => serde_json::to_string(v).unwrap_or_default(),
+    };
+    let s = crate::render::sanitize(&s);
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(59).collect::<String>())
+    } else {
+        s
+    }
+}
+
+impl Check for MetaDivergence {
+    fn id(&self) -> &'static str {
+        "meta-divergence"
+    }
+
+    fn summary(&self) -> &'static str {
+        "meta.json and base_state.json disagree on a field they both store"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  A field stored in both meta.json (the agent-server's record) and
+  base_state.json (the SDK's state) with different values: `agent` (before
+  1.43), `workspace`, `max_iterations`, `stuck_detection`,
+  `confirmation_policy`, `security_analyzer`, `hook_config`, `tags`, and the
+  names of `secrets`. A null in meta.json equals a missing key in
+  base_state.json. Credentials are never compared by value.
+
+Why it matters
+  Changes made while the conversation runs (an LLM switch, a confirmation
+  policy change) reach base_state.json only. At the next use the server takes
+  meta.json's copy: for the agent on servers before 1.43 (#4032, the reverted
+  LLM timeout), and for the other fields on every server up to 1.58 (#4810).
+  The stale copy silently wins.
+
+Repair
+  `repair` rewrites the diverging fields of meta.json from base_state.json
+  (the source of truth), never replacing a real secret with a redacted one;
+  with `--server-version` 1.43 or newer it drops meta.json's `agent` instead."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        let (Some(meta), Some(base)) = (ctx.conv.meta.value(), ctx.conv.base_state.value()) else {
+            return;
+        };
+        let divs = divergences(meta, base);
+        for d in &divs {
+            let wins = if d.field == "agent" && !ctx.version.meta_owns_agent() {
+                "this server version uses base_state.json's agent"
+            } else {
+                "at the next use the server takes meta.json's stale copy"
+            };
+            out.push(Finding::new(
+                self.id(),
+                Severity::Warning,
+                "meta.json",
+                format!(
+                    "{}: meta.json has {}, base_state.json has {}; {wins}",
+                    d.pointer.trim_start_matches('/').replace('/', "."),
+                    short(&d.meta),
+                    short(&d.base),
+                ),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn null_equals_absent_and_secrets_are_not_compared() {
+        let meta = json!({"agent": {"llm": {"model": "a", "timeout": 600, "api_key": "x", "base_url": null}},
+                          "max_iterations": 500, "secrets": {}});
+        let base = json!({"agent": {"llm": {"model": "a", "timeout": 600.0, "api_key": "y"}},
+                          "max_iterations": 500});
+        assert!(divergences(&meta, &base).is_empty());
+    }
+
+    #[test]
+    fn reports_each_differing_leaf() {
+        let meta = json!({"agent": {"llm": {"model": "a", "timeout": 600}}, "tags": {"t": "1"}});
+        let base = json!({"agent": {"llm": {"model": "b", "timeout": 30}}, "tags": {"t": "1"}});
+        let d = divergences(&meta, &base);
+        let ptrs: Vec<&str> = d.iter().map(|d| d.pointer.as_str()).collect();
+        assert_eq!(ptrs, ["/agent/llm/model", "/agent/llm/timeout"]);
+    }
+
+    #[test]
+    fn slim_meta_is_not_a_divergence() {
+        let meta = json!({"workspace": {"working_dir": "/w"}});
+        let base = json!({"agent": {"llm": {}}, "workspace": {"working_dir": "/w"}});
+        assert!(divergences(&meta, &base).is_empty());
+    }
+}

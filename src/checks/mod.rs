@@ -1,0 +1,246 @@
+//! Checks: one file per check, each with a stable kebab-case id.
+//!
+//! A check reads the store model and the views and emits [`Finding`]s; it
+//! never prints and never writes.
+
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::store::{Conversation, Index};
+use crate::view::{LoadError, Reader, Views};
+use crate::version::Version;
+
+mod abandoned_branch;
+mod bad_event_filename;
+mod dangling_parent;
+mod duplicate_event_id;
+mod duplicate_index;
+pub mod false_root;
+mod filename_id_mismatch;
+mod id_mismatch;
+mod index_gap;
+mod live_lease;
+pub mod meta_divergence;
+mod meta_duplicate;
+mod parent_cycle;
+pub mod plaintext_secret;
+mod stale_leaf;
+mod unknown_kind;
+mod unreadable_event;
+mod unreadable_state;
+
+/// How bad a finding is. Ordered: `Info < Warning < Error`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing is wrong.
+    Info,
+    /// Something is wrong or at risk, but the agent still loads.
+    Warning,
+    /// The agent cannot load the conversation, or loses history.
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One problem found in one conversation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub severity: Severity,
+    /// Path relative to the conversation folder (`events/` for the folder).
+    pub file: String,
+    pub message: String,
+    /// Whether `convo-doctor repair` can fix it.
+    pub fixable: bool,
+}
+
+impl Finding {
+    pub fn new(check: &'static str, severity: Severity, file: impl Into<String>, message: String) -> Self {
+        Finding {
+            check,
+            severity,
+            file: file.into(),
+            message,
+            fixable: false,
+        }
+    }
+
+    pub fn fixable(mut self, yes: bool) -> Self {
+        self.fixable = yes;
+        self
+    }
+}
+
+/// Everything a check may look at.
+pub struct Ctx<'a> {
+    pub conv: &'a Conversation,
+    pub index: &'a Index,
+    pub views: &'a Views,
+    pub reader: Reader<'a>,
+    pub version: Version,
+    pub now: SystemTime,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(conv: &'a Conversation, index: &'a Index, views: &'a Views, version: Version) -> Self {
+        Ctx {
+            conv,
+            index,
+            views,
+            reader: Reader::new(conv, index, version),
+            version,
+            now: SystemTime::now(),
+        }
+    }
+
+    /// The load error, when the SDK cannot load the conversation.
+    pub fn load_error(&self) -> Option<&'a LoadError> {
+        self.views.agent.as_ref().err()
+    }
+
+    /// `events/<name>` of the event at `idx` (in the contiguous log).
+    pub fn event_path(&self, idx: usize) -> String {
+        format!("events/{}", self.reader.file(idx).name)
+    }
+}
+
+/// A check. Implementations live one per file in this module.
+pub trait Check: Sync {
+    /// Stable kebab-case id; scripts depend on it.
+    fn id(&self) -> &'static str;
+    /// One line: what the check finds.
+    fn summary(&self) -> &'static str;
+    /// The long explanation `convo-doctor explain <id>` prints.
+    fn explain(&self) -> &'static str;
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>);
+}
+
+/// Every check, in the order they run and are listed.
+pub static REGISTRY: &[&dyn Check] = &[
+    &unreadable_state::UnreadableState,
+    &id_mismatch::IdMismatch,
+    &false_root::FalseRootCheck,
+    &unreadable_event::UnreadableEvent,
+    &unknown_kind::UnknownKind,
+    &index_gap::IndexGap,
+    &duplicate_index::DuplicateIndex,
+    &duplicate_event_id::DuplicateEventId,
+    &filename_id_mismatch::FilenameIdMismatch,
+    &bad_event_filename::BadEventFilename,
+    &dangling_parent::DanglingParent,
+    &parent_cycle::ParentCycle,
+    &stale_leaf::StaleLeaf,
+    &abandoned_branch::AbandonedBranch,
+    &meta_divergence::MetaDivergence,
+    &meta_duplicate::MetaDuplicate,
+    &plaintext_secret::PlaintextSecret,
+    &live_lease::LiveLease,
+];
+
+pub fn find(id: &str) -> Option<&'static dyn Check> {
+    REGISTRY.iter().copied().find(|c| c.id() == id)
+}
+
+/// Run the selected checks; findings sorted worst first, then by file.
+pub fn run_all(ctx: &Ctx, selected: &dyn Fn(&str) -> bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for check in REGISTRY {
+        if selected(check.id()) {
+            check.run(ctx, &mut out);
+        }
+    }
+    out.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.file.cmp(&b.file))
+            .then_with(|| a.check.cmp(b.check))
+    });
+    out
+}
+
+/// `00042`: an index as the file names spell it.
+pub fn ix(i: usize) -> String {
+    format!("{i:05}")
+}
+
+/// "00003–00007" for a run, "00003" for one.
+pub fn ix_range(a: usize, b: usize) -> String {
+    if a == b {
+        ix(a)
+    } else {
+        format!("{}–{}", ix(a), ix(b))
+    }
+}
+
+/// Compress sorted indices into "00001–00004, 00009".
+pub fn ranges(sorted: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(ix_range(start, end));
+        i += 1;
+    }
+    if parts.len() > 6 {
+        let more = parts.len() - 5;
+        parts.truncate(5);
+        parts.push(format!("and {more} more ranges"));
+    }
+    parts.join(", ")
+}
+
+/// "1 event" / "3 events".
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_kebab_case_and_explained() {
+        let mut seen = std::collections::HashSet::new();
+        for c in REGISTRY {
+            assert!(seen.insert(c.id()), "duplicate id {}", c.id());
+            assert!(
+                c.id().bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{}",
+                c.id()
+            );
+            assert!(!c.summary().is_empty() && c.explain().len() > 80, "{}", c.id());
+        }
+        for required in [
+            "false-root", "unreadable-event", "unknown-kind", "index-gap", "duplicate-index",
+            "duplicate-event-id", "filename-id-mismatch", "bad-event-filename", "dangling-parent",
+            "parent-cycle", "stale-leaf", "abandoned-branch", "meta-divergence", "meta-duplicate",
+            "plaintext-secret", "live-lease",
+        ] {
+            assert!(find(required).is_some(), "missing {required}");
+        }
+    }
+
+    #[test]
+    fn ranges_compress_runs() {
+        assert_eq!(ranges(&[1, 2, 3, 7]), "00001–00003, 00007");
+        assert_eq!(ranges(&[4]), "00004");
+        assert_eq!(ranges(&[]), "");
+    }
+}

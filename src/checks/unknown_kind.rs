@@ -1,0 +1,76 @@
+//! `unknown-kind`: an event whose `kind` (or nested `action.kind` /
+//! `observation.kind`) the SDK of the selected version does not know.
+
+use super::{ix, Check, Ctx, Finding, Severity};
+use crate::view::{LoadError, ReadError};
+
+pub struct UnknownKind;
+
+fn hint(kind: &str) -> &'static str {
+    if kind.starts_with("ExecuteBash") {
+        " (ExecuteBash* was renamed Terminal* in 1.3 and removed in 1.5)"
+    } else if kind.starts_with("ClientAction_") {
+        " (client tool kinds are registered from meta.json `client_tools`)"
+    } else {
+        " (a custom tool's kind, registered only when its module is imported)"
+    }
+}
+
+impl Check for UnknownKind {
+    fn id(&self) -> &'static str {
+        "unknown-kind"
+    }
+
+    fn summary(&self) -> &'static str {
+        "An event's kind is not one the SDK can deserialize"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  An event whose `kind`, `action.kind` or `observation.kind` is not in the
+  list of kinds the selected SDK release registers (extracted from the real
+  releases, see data/kinds/). Typical causes: a custom tool whose module is not
+  imported when the server resumes (#4080), `ExecuteBash*` events from before
+  1.5, a client tool missing from meta.json `client_tools`.
+
+Why it matters
+  The SDK raises `ValidationError: Unknown kind` for such an event. On the
+  active branch, or in the tail scanned to find the HEAD, that refuses the
+  whole conversation even though every other event is intact (error).
+  Elsewhere the UI skips it (warning).
+
+Repair
+  None automatic. Make the kind importable on the server (install the custom
+  tool's module), or restore from a backup. `--server-version` selects which
+  release's kinds are used."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        let blocking = match ctx.load_error() {
+            Some(LoadError::Read { idx, .. }) => Some(*idx),
+            _ => None,
+        };
+        for i in 0..ctx.reader.len() {
+            let Err(ReadError::UnknownKind { kind, field }) = ctx.reader.read(i) else {
+                continue;
+            };
+            let (sev, tail) = if blocking == Some(i) {
+                (Severity::Error, "the SDK refuses to load the conversation")
+            } else {
+                (Severity::Warning, "the UI skips it")
+            };
+            out.push(Finding::new(
+                self.id(),
+                sev,
+                ctx.event_path(i),
+                format!(
+                    "event {} has {field} `{kind}`, unknown to SDK {}{}; {tail}",
+                    ix(i),
+                    ctx.reader.kinds.source,
+                    hint(&kind)
+                ),
+            ));
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The command line (clap derive). Knows nothing but arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::render::{ColorChoice, Format};
+use crate::version::Version;
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  no finding at or above --fail-on (default: warning)
+  1  findings at or above --fail-on
+  2  usage error, or a PATH that cannot be read";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "convo-doctor",
+    version,
+    about = "Diagnose and repair OpenHands conversation directories",
+    long_about = "Diagnose and repair the conversation directories that the OpenHands agent SDK \
+and agent-server persist on disk (base_state.json, meta.json, events/). It reads them exactly as \
+the SDK does, shows what the agent sees against what the UI lists, and explains every difference.",
+    after_long_help = EXIT_CODES
+)]
+pub struct Cli {
+    /// When to use colour in human output (NO_COLOR is honoured by `auto`).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Report what is wrong with conversations (read-only).
+    #[command(after_long_help = EXIT_CODES)]
+    Diagnose(DiagnoseArgs),
+    /// Explain a check: what it finds, why it matters, how it is repaired.
+    Explain(ExplainArgs),
+}
+
+/// Severity threshold for a non-zero exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Info,
+    Warning,
+    Error,
+    /// Always exit 0 when the scan completes.
+    Never,
+}
+
+#[derive(Debug, Args)]
+pub struct DiagnoseArgs {
+    /// Conversation directories, or stores holding them (e.g. the agent-server's
+    /// conversations directory). Symbolic links below a PATH are not followed.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// List every event: index, kind, source, parent, whether the agent sees it.
+    #[arg(long)]
+    pub events: bool,
+
+    /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
+    /// which copy of a duplicated field wins).
+    #[arg(long, value_name = "X.Y.Z", default_value_t = crate::version::NEWEST, value_parser = parse_version)]
+    pub server_version: Version,
+
+    /// Exit 1 when a finding is at or above this severity.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+
+    /// Run only these checks (comma-separated ids; see `convo-doctor explain`).
+    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    pub only: Vec<String>,
+
+    /// Skip these checks (comma-separated ids).
+    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    pub skip: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The check id; without one, list every check.
+    pub check: Option<String>,
+}
+
+fn parse_version(s: &str) -> Result<Version, String> {
+    s.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

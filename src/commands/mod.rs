@@ -1,0 +1,41 @@
+//! One module per subcommand.
+
+pub mod diagnose;
+pub mod explain;
+
+/// How a command ended; mapped to the process exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 0: nothing at or above the threshold.
+    Success,
+    /// 1: findings at or above the threshold.
+    Findings,
+    /// 2: usage error or unreadable input.
+    Error,
+}
+
+impl ExitStatus {
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Findings => 1,
+            ExitStatus::Error => 2,
+        }
+    }
+}
+
+/// Validate `--only` / `--skip` ids and build the selection predicate.
+pub fn selection(only: &[String], skip: &[String]) -> Result<impl Fn(&str) -> bool, String> {
+    for id in only.iter().chain(skip) {
+        if crate::checks::find(id).is_none() {
+            return Err(format!(
+                "unknown check `{id}` (run `convo-doctor explain` for the list)"
+            ));
+        }
+    }
+    let only = only.to_vec();
+    let skip = skip.to_vec();
+    Ok(move |id: &str| {
+        (only.is_empty() || only.iter().any(|o| o == id)) && !skip.iter().any(|s| s == id)
+    })
+}

@@ -1,0 +1,83 @@
+//! The event kinds each SDK release can deserialize, extracted from the real
+//! releases by `fixtures/gen/extract_kinds.py` and kept as data in `data/kinds/`.
+//! A kind outside these lists makes the SDK raise `ValidationError`.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::version::Version;
+
+/// (version, JSON) for every extracted release, oldest first.
+const SOURCES: &[(&str, &str)] = &[
+    ("1.29.3", include_str!("../data/kinds/1.29.3.json")),
+
+    ("1.58.2", include_str!("../data/kinds/1.58.2.json")),
+];
+
+#[derive(Deserialize)]
+struct RawKinds {
+    event_kinds: Vec<String>,
+    action_kinds: Vec<String>,
+    observation_kinds: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct Kinds {
+    /// The release these lists were extracted from.
+    pub source: Version,
+    pub event: HashSet<String>,
+    pub action: HashSet<String>,
+    pub observation: HashSet<String>,
+}
+
+fn all() -> &'static [Kinds] {
+    static ALL: OnceLock<Vec<Kinds>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        SOURCES
+            .iter()
+            .map(|(v, text)| {
+                let raw: RawKinds = serde_json::from_str(text)
+                    .unwrap_or_else(|e| unreachable!("data/kinds/{v}.json is checked by tests: {e}"));
+                Kinds {
+                    source: v.parse().unwrap_or_else(|e| unreachable!("{e}")),
+                    event: raw.event_kinds.into_iter().collect(),
+                    action: raw.action_kinds.into_iter().collect(),
+                    observation: raw.observation_kinds.into_iter().collect(),
+                }
+            })
+            .collect()
+    })
+}
+
+impl Kinds {
+    /// The lists of the newest extracted release not newer than `v` (the
+    /// oldest one for versions before every extracted release).
+    pub fn for_version(v: Version) -> &'static Kinds {
+        let all = all();
+        all.iter().rev().find(|k| k.source <= v).unwrap_or(&all[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_data_file_parses_and_holds_the_stock_kinds() {
+        for k in all() {
+            assert!(k.event.contains("MessageEvent"), "{}", k.source);
+            assert!(k.event.contains("ConversationStateUpdateEvent"), "{}", k.source);
+            assert!(k.action.contains("FinishAction"), "{}", k.source);
+            assert!(!k.event.contains("CanvasUIObservation"));
+        }
+    }
+
+    #[test]
+    fn picks_the_newest_release_not_after_the_version() {
+        assert_eq!(Kinds::for_version(Version::new(1, 58, 2)).source, Version::new(1, 58, 2));
+        assert_eq!(Kinds::for_version(Version::new(1, 40, 0)).source, Version::new(1, 33, 0));
+        assert_eq!(Kinds::for_version(Version::new(1, 0, 0)).source, Version::new(1, 29, 3));
+    }
+}

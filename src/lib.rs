@@ -1,0 +1,27 @@
+//! convo-doctor: diagnose and repair OpenHands conversation directories.
+//!
+//! Layers, each using only the ones above it:
+//! store (what is on disk) → view (what the agent and the UI see) →
+//! checks (findings) → report → render (the only code that prints).
+
+pub mod checks;
+pub mod cli;
+pub mod commands;
+pub mod kinds;
+pub mod render;
+pub mod report;
+pub mod secrets;
+pub mod store;
+pub mod version;
+pub mod view;
+
+use commands::ExitStatus;
+
+/// Run a parsed command line.
+pub fn run(cli: cli::Cli) -> ExitStatus {
+    let color = cli.color.enabled();
+    match &cli.command {
+        cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
+        cli::Command::Explain(args) => commands::explain::explain(args.check.as_deref()),
+    }
+}

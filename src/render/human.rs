@@ -1,0 +1,149 @@
+//! `--format human`: a block per conversation, then a summary.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use owo_colors::OwoColorize;
+
+use super::{sanitize, Renderer, Summary};
+use crate::checks::Severity;
+use crate::report::ConversationReport;
+
+pub struct Human {
+    color: bool,
+}
+
+impl Human {
+    pub fn new(color: bool) -> Self {
+        Human { color }
+    }
+
+    fn sev(&self, s: Severity) -> String {
+        let label = s.as_str();
+        if !self.color {
+            return label.to_string();
+        }
+        match s {
+            Severity::Error => label.red().bold().to_string(),
+            Severity::Warning => label.yellow().bold().to_string(),
+            Severity::Info => label.cyan().to_string(),
+        }
+    }
+
+    fn strong(&self, s: &str) -> String {
+        if self.color {
+            s.bold().to_string()
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn faint(&self, s: &str) -> String {
+        if self.color {
+            s.dimmed().to_string()
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn verdict(&self, r: &ConversationReport) -> String {
+        let v = sanitize(&r.verdict);
+        if !self.color {
+            return v;
+        }
+        if r.events.agent_view.is_none() {
+            v.red().to_string()
+        } else if r.events.orphaned > 0 && r.worst() >= Some(Severity::Warning) {
+            v.yellow().to_string()
+        } else {
+            v.green().to_string()
+        }
+    }
+}
+
+impl Renderer for Human {
+    fn conversation(&mut self, w: &mut dyn Write, r: &ConversationReport) -> io::Result<()> {
+        let mut s = String::new();
+        let _ = writeln!(s, "{}", self.strong(&sanitize(&r.path)));
+        for f in &r.findings {
+            let fix = if f.fixable { " [fixable]" } else { "" };
+            let _ = writeln!(
+                s,
+                "  {}[{}] {}: {}{}",
+                self.sev(f.severity),
+                f.check,
+                sanitize(&f.file),
+                sanitize(&f.message),
+                self.faint(fix)
+            );
+        }
+        let _ = writeln!(s, "  {} {}", self.faint("→"), self.verdict(r));
+        if let Some(rows) = &r.event_list {
+            let _ = writeln!(
+                s,
+                "  {}",
+                self.faint(&format!(
+                    "{:<7} {:<30} {:<11} {:<18} {:<5} {}",
+                    "index", "kind", "source", "parent", "agent", "note"
+                ))
+            );
+            for row in rows {
+                let parent = match &row.parent {
+                    serde_json::Value::Null => "-".to_string(),
+                    serde_json::Value::Number(n) => format!("{:05}", n.as_u64().unwrap_or(0)),
+                    serde_json::Value::String(p) => p.clone(),
+                    other => other.to_string(),
+                };
+                let mark = if row.in_agent_view { "yes" } else { "-" };
+                let line = format!(
+                    "{:05}   {:<30} {:<11} {:<18} {:<5} {}",
+                    row.index,
+                    sanitize(row.kind.as_deref().unwrap_or("?")),
+                    sanitize(row.source.as_deref().unwrap_or("-")),
+                    sanitize(&parent),
+                    mark,
+                    sanitize(&row.note)
+                );
+                let line = if self.color && !row.in_agent_view {
+                    line.dimmed().to_string()
+                } else {
+                    line
+                };
+                let _ = writeln!(s, "  {line}");
+            }
+        }
+        s.push('\n');
+        w.write_all(r.redactor.redact(&s).as_bytes())
+    }
+
+    fn finish(&mut self, w: &mut dyn Write, s: &Summary) -> io::Result<()> {
+        let mut t = String::new();
+        let n = s.conversations;
+        let _ = write!(
+            t,
+            "{} {} scanned: {} clean, {} with findings",
+            n,
+            if n == 1 { "conversation" } else { "conversations" },
+            s.clean,
+            s.with_findings
+        );
+        if s.cannot_load > 0 {
+            let _ = write!(t, ", {} cannot load", s.cannot_load);
+        }
+        if s.events_orphaned > 0 {
+            let _ = write!(t, "; {} events the agents cannot see", s.events_orphaned);
+        }
+        t.push('\n');
+        if !s.by_check.is_empty() {
+            let mut checks: Vec<(&&str, &usize)> = s.by_check.iter().collect();
+            checks.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let list: Vec<String> = checks.iter().map(|(c, k)| format!("{c} ×{k}")).collect();
+            let _ = writeln!(t, "findings: {}", list.join(", "));
+        }
+        for note in &s.notes {
+            let _ = writeln!(t, "note: {}", sanitize(note));
+        }
+        w.write_all(t.as_bytes())?;
+        w.flush()
+    }
+}

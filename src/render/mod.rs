@@ -1,0 +1,140 @@
+//! Renderers: the only code that writes to stdout or stderr.
+
+pub mod human;
+pub mod json;
+
+use std::collections::BTreeMap;
+use std::io::{self, IsTerminal, Write};
+
+use serde::Serialize;
+
+use crate::checks::Severity;
+use crate::report::ConversationReport;
+
+/// Output format of a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Readable text, one block per conversation, then a summary.
+    Human,
+    /// One JSON document: {"schema_version", "conversations", "summary"}.
+    Json,
+    /// One JSON object per line per conversation, then a {"summary"} line.
+    Jsonl,
+}
+
+/// When to colour human output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal, NO_COLOR is unset and TERM is not dumb.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    pub fn enabled(self) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::env::var("TERM").map_or(true, |t| t != "dumb")
+            }
+        }
+    }
+}
+
+/// Escape control, bidi and zero-width characters from untrusted text (file
+/// names, kinds, values) so nothing read from disk can drive the terminal.
+pub fn sanitize(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let bad = c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}');
+        if bad {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Totals over every conversation of a run.
+#[derive(Debug, Default, Serialize)]
+pub struct Summary {
+    pub conversations: usize,
+    pub clean: usize,
+    pub with_findings: usize,
+    pub cannot_load: usize,
+    pub events_on_disk: usize,
+    pub events_orphaned: usize,
+    pub findings: BTreeMap<&'static str, usize>,
+    pub by_check: BTreeMap<&'static str, usize>,
+    /// Paths passed over during the scan, each a sentence.
+    pub notes: Vec<String>,
+}
+
+impl Summary {
+    pub fn add(&mut self, r: &ConversationReport) {
+        self.conversations += 1;
+        if r.findings.iter().any(|f| f.severity > Severity::Info) {
+            self.with_findings += 1;
+        } else {
+            self.clean += 1;
+        }
+        if r.events.agent_view.is_none() {
+            self.cannot_load += 1;
+        }
+        self.events_on_disk += r.events.on_disk;
+        self.events_orphaned += r.events.orphaned;
+        for f in &r.findings {
+            *self.findings.entry(f.severity.as_str()).or_default() += 1;
+            *self.by_check.entry(f.check).or_default() += 1;
+        }
+    }
+}
+
+/// A renderer of diagnose reports, fed one conversation at a time.
+pub trait Renderer {
+    fn conversation(&mut self, w: &mut dyn Write, r: &ConversationReport) -> io::Result<()>;
+    fn finish(&mut self, w: &mut dyn Write, s: &Summary) -> io::Result<()>;
+}
+
+pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
+    match format {
+        Format::Human => Box::new(human::Human::new(color)),
+        Format::Json => Box::new(json::Json::document()),
+        Format::Jsonl => Box::new(json::Json::lines()),
+    }
+}
+
+/// stderr messages (errors, notes, hints): never on stdout.
+pub fn error(msg: &str) {
+    let _ = writeln!(io::stderr(), "convo-doctor: error: {}", sanitize(msg));
+}
+
+pub fn note(msg: &str) {
+    let _ = writeln!(io::stderr(), "convo-doctor: {}", sanitize(msg));
+}
+
+/// Write text to stdout.
+pub fn out(text: &str) -> io::Result<()> {
+    let mut o = io::stdout().lock();
+    o.write_all(text.as_bytes())?;
+    o.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_neutralises_escapes() {
+        assert_eq!(sanitize("a\x1b[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(sanitize("x\u{202E}y"), "x\\u{202e}y");
+        assert_eq!(sanitize("plain ü"), "plain ü");
+        assert_eq!(sanitize("l1\nl2"), "l1\\u{a}l2");
+    }
+}

@@ -1,0 +1,267 @@
+//! The analysis of one conversation, ready for any renderer: counts of the two
+//! views, the load verdict, findings, and (on request) the event listing.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::checks::{self, false_root, ix, plural, Ctx, Finding};
+use crate::secrets::Redactor;
+use crate::store::{Conversation, Index, ParentRef};
+use crate::version::Version;
+use crate::view::{LoadError, OrphanWhy, Views};
+
+#[derive(Debug, Serialize)]
+pub struct EventCounts {
+    /// Files in events/ whose names start `event-` and end `.json`.
+    pub on_disk: usize,
+    /// The SDK's log: the contiguous run of indices from 0.
+    pub log_length: usize,
+    /// Readable events of the log (what the UI lists).
+    pub ui_view: usize,
+    /// Length of the agent's active branch; `null` when the SDK cannot load.
+    pub agent_view: Option<usize>,
+    /// UI events the agent does not see (state-sync artifacts not counted).
+    pub orphaned: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LoadFailure {
+    /// The Python exception the SDK raises.
+    pub exception: &'static str,
+    pub message: String,
+}
+
+/// One row of `diagnose --events`.
+#[derive(Debug, Serialize)]
+pub struct EventRow {
+    pub index: u64,
+    pub file: String,
+    pub kind: Option<String>,
+    pub source: Option<String>,
+    /// `null` (none), `"__root__"`, or the parent's index.
+    pub parent: Value,
+    pub in_agent_view: bool,
+    /// Why it is not in the agent view, or why it cannot be read.
+    pub note: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConversationReport {
+    pub path: String,
+    pub id: String,
+    pub server_version: String,
+    pub events: EventCounts,
+    pub load_error: Option<LoadFailure>,
+    pub verdict: String,
+    pub findings: Vec<Finding>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_list: Option<Vec<EventRow>>,
+    /// Every secret read from this conversation: renderers pass all text through it.
+    #[serde(skip)]
+    pub redactor: Redactor,
+}
+
+impl ConversationReport {
+    pub fn worst(&self) -> Option<checks::Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// What to analyse and how.
+pub struct Options<'a> {
+    pub version: Version,
+    pub selected: &'a dyn Fn(&str) -> bool,
+    pub event_list: bool,
+}
+
+fn conversation_id(conv: &Conversation) -> String {
+    let from = |v: Option<&Value>| {
+        v.and_then(|d| d.get("id"))
+            .and_then(Value::as_str)
+            .map(crate::view::tree::norm_id)
+    };
+    from(conv.meta.value())
+        .or_else(|| from(conv.base_state.value()))
+        .unwrap_or_else(|| conv.folder.clone())
+}
+
+pub fn describe_load_error(e: &LoadError, reader: &crate::view::Reader) -> String {
+    match e {
+        LoadError::NoBaseState => "base_state.json is missing and there is no agent to rebuild it".into(),
+        LoadError::BadBaseState(why) => format!("base_state.json: {why}"),
+        LoadError::IdMismatch { expected, found } => {
+            format!("Conversation ID mismatch: folder is {expected}, base_state.json has {found}")
+        }
+        LoadError::Read { idx, error } => format!(
+            "event {} (events/{}): {error}",
+            ix(*idx),
+            reader.file(*idx).name
+        ),
+        LoadError::UnknownLeaf { .. } => "Unknown event_id: leaf_event_id is not in the log".into(),
+        LoadError::UnknownParent { idx, .. } => {
+            format!("Unknown event_id: the parent of event {} is not in the log", ix(*idx))
+        }
+        LoadError::Cycle { idx } => format!("Cycle in event tree at event {}", ix(*idx)),
+    }
+}
+
+/// Read, view, check: everything about one conversation.
+pub fn analyze(dir: &std::path::Path, display: String, opts: &Options) -> ConversationReport {
+    let conv = Conversation::load(dir, opts.version.wide_index());
+    let index = Index::build(&conv.events);
+    let views = Views::compute(&conv, &index, opts.version);
+    let ctx = Ctx::new(&conv, &index, &views, opts.version);
+    let mut findings = checks::run_all(&ctx, opts.selected);
+    if let Some(err) = &conv.events.error {
+        findings.insert(
+            0,
+            Finding::new("unreadable-event", checks::Severity::Error, "events/", err.clone()),
+        );
+    }
+    let false_roots = false_root::find(&ctx);
+    let mut redactor = Redactor::default();
+    for doc in [&conv.base_state, &conv.meta] {
+        if let Some(v) = doc.value() {
+            redactor.learn(v);
+        }
+    }
+    let events = EventCounts {
+        on_disk: conv.events.on_disk,
+        log_length: index.len(),
+        ui_view: views.ui.len(),
+        agent_view: views.agent_len(),
+        orphaned: views.orphans.len(),
+    };
+    let load_error = views.agent.as_ref().err().map(|e| LoadFailure {
+        exception: e.exception(),
+        message: describe_load_error(e, &ctx.reader),
+    });
+    let verdict = verdict(&ctx, &events, &load_error, &false_roots);
+    let event_list = opts.event_list.then(|| rows(&ctx));
+    ConversationReport {
+        path: display,
+        id: conversation_id(&conv),
+        server_version: opts.version.to_string(),
+        events,
+        load_error,
+        verdict,
+        findings,
+        event_list,
+        redactor,
+    }
+}
+
+fn verdict(
+    ctx: &Ctx,
+    ev: &EventCounts,
+    load_error: &Option<LoadFailure>,
+    false_roots: &[false_root::FalseRoot],
+) -> String {
+    let hidden = ctx.index.beyond_gap.len();
+    let gap_note = if hidden > 0 {
+        format!(
+            "; {} beyond the index gap {} invisible to both",
+            plural(hidden, "event file", "event files"),
+            if hidden == 1 { "is" } else { "are" }
+        )
+    } else {
+        String::new()
+    };
+    if let Some(e) = load_error {
+        return format!(
+            "the SDK cannot load this conversation ({}: {}); the agent sees none of its {}{gap_note}",
+            e.exception,
+            e.message,
+            plural(ev.ui_view, "readable event", "readable events"),
+        );
+    }
+    let seen = ev.agent_view.unwrap_or(0);
+    let total = seen + ev.orphaned;
+    if ev.orphaned == 0 {
+        return format!("agent sees all {}{gap_note}", plural(total, "event", "events"));
+    }
+    let mut cut_false = 0;
+    let mut before_root = 0;
+    let mut off = 0;
+    let mut detached = 0;
+    for &(_, why) in &ctx.views.orphans {
+        match why {
+            OrphanWhy::BeforeRoot { root } if false_roots.iter().any(|f| f.root == root) => cut_false += 1,
+            OrphanWhy::BeforeRoot { .. } => before_root += 1,
+            OrphanWhy::OffBranch { .. } => off += 1,
+            OrphanWhy::Detached | OrphanWhy::CannotLoad => detached += 1,
+        }
+    }
+    let mut parts = Vec::new();
+    if cut_false > 0 {
+        let fr = &false_roots[0];
+        parts.push(format!(
+            "{cut_false} cut off by a {}false root at event {}",
+            if fr.confirmed { "" } else { "probable " },
+            ix(fr.root)
+        ));
+    }
+    if before_root > 0 {
+        parts.push(format!("{before_root} before a deliberate new root (navigate_to(None))"));
+    }
+    if off > 0 {
+        parts.push(format!("{off} on abandoned branches (navigate_to/fork)"));
+    }
+    if detached > 0 {
+        parts.push(format!("{detached} detached from the agent's branch"));
+    }
+    format!("agent sees {seen} of {total} events: {}{gap_note}", parts.join(", "))
+}
+
+fn rows(ctx: &Ctx) -> Vec<EventRow> {
+    let r = &ctx.reader;
+    let mut out = Vec::new();
+    let orphan_why: std::collections::HashMap<usize, OrphanWhy> = ctx.views.orphans.iter().copied().collect();
+    for i in 0..r.len() {
+        let f = r.file(i);
+        let rec = r.record(i);
+        let parent = match rec.map(|x| &x.parent) {
+            Some(ParentRef::Root) => Value::from("__root__"),
+            Some(ParentRef::Id(p)) => match r.index.id_to_idx.get(p) {
+                Some(&pi) => Value::from(pi as u64),
+                None => Value::from("(missing)"),
+            },
+            Some(ParentRef::Absent) if i > 0 => Value::from(format!("{} (legacy)", ix(i - 1))),
+            _ => Value::Null,
+        };
+        let note = match r.read(i) {
+            Err(e) => format!("unreadable: {e}"),
+            Ok(_) if ctx.views.in_agent[i] => String::new(),
+            Ok(rec) if rec.is_state_update() => "state-sync artifact".into(),
+            Ok(_) => match orphan_why.get(&i) {
+                Some(OrphanWhy::BeforeRoot { root }) => format!("before the root at {}", ix(*root)),
+                Some(OrphanWhy::OffBranch { at }) => format!("branch left at {}", ix(*at)),
+                Some(OrphanWhy::CannotLoad) => "conversation cannot load".into(),
+                _ => "detached".into(),
+            },
+        };
+        out.push(EventRow {
+            index: i as u64,
+            file: f.name.clone(),
+            kind: rec.map(|x| x.kind.clone()),
+            source: rec.and_then(|x| x.source.clone()),
+            parent,
+            in_agent_view: ctx.views.in_agent[i],
+            note,
+        });
+    }
+    for &pos in &ctx.index.beyond_gap {
+        let f = &ctx.conv.events.files[pos];
+        let rec = f.record.as_ref().ok();
+        out.push(EventRow {
+            index: f.idx,
+            file: f.name.clone(),
+            kind: rec.map(|x| x.kind.clone()),
+            source: rec.and_then(|x| x.source.clone()),
+            parent: Value::Null,
+            in_agent_view: false,
+            note: "beyond the index gap: invisible".into(),
+        });
+    }
+    out
+}

@@ -1,0 +1,205 @@
+//! A conversation directory as it is on disk: the two state files, the lease,
+//! and every entry of `events/`, each read once.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::event::{
+    counts_as_event_file, parse_event, parse_event_name, EventRecord, Unreadable,
+};
+use super::fsread::{io_reason, read_regular};
+
+/// A JSON state file (`base_state.json`, `meta.json`, `owner_lease.json`).
+#[derive(Debug)]
+pub enum Doc {
+    Missing,
+    Unreadable(Unreadable),
+    Present(Value),
+}
+
+impl Doc {
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            Doc::Present(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn exists(&self) -> bool {
+        !matches!(self, Doc::Missing)
+    }
+}
+
+/// One entry of `events/` whose name matches the SDK's event-name rule.
+#[derive(Debug)]
+pub struct EventFile {
+    pub name: String,
+    pub idx: u64,
+    /// The event id spelled in the file name (what the SDK's index uses).
+    pub name_id: String,
+    /// Position in the directory listing (`os.listdir` order, which decides
+    /// which of two files with the same index the SDK keeps).
+    pub listing_pos: usize,
+    pub record: Result<EventRecord, Unreadable>,
+    pub mtime: Option<SystemTime>,
+}
+
+/// An `events/` entry that `_count_events_on_disk` counts but the name rule rejects.
+#[derive(Debug)]
+pub struct StrayFile {
+    pub name: String,
+    /// Whether it holds a readable event (content the SDK will never show).
+    pub record: Option<EventRecord>,
+}
+
+#[derive(Debug, Default)]
+pub struct EventDir {
+    pub exists: bool,
+    /// Set when `events/` exists but cannot be listed.
+    pub error: Option<String>,
+    /// Matching files, in listing order.
+    pub files: Vec<EventFile>,
+    pub stray: Vec<StrayFile>,
+    /// Every other entry name (sidecars, temp files, junk), sorted.
+    pub other: BTreeSet<String>,
+    /// Files whose names start `event-` and end `.json` (`on_disk`).
+    pub on_disk: usize,
+}
+
+#[derive(Debug)]
+pub struct Conversation {
+    pub dir: PathBuf,
+    /// The folder name (for agent-server folders, the 32-hex conversation id).
+    pub folder: String,
+    pub base_state: Doc,
+    pub base_state_mtime: Option<SystemTime>,
+    pub meta: Doc,
+    pub lease: Doc,
+    pub events: EventDir,
+    /// Top-level entries of the conversation folder, sorted.
+    pub entries: BTreeSet<String>,
+}
+
+/// Does this directory look like a conversation?
+pub fn is_conversation_dir(dir: &Path) -> bool {
+    ["base_state.json", "meta.json", "events"]
+        .iter()
+        .any(|n| fs::symlink_metadata(dir.join(n)).is_ok())
+}
+
+fn read_doc(path: &Path) -> (Doc, Option<SystemTime>) {
+    match read_regular(path) {
+        Err(Unreadable::Io(_)) if fs::symlink_metadata(path).is_err() => (Doc::Missing, None),
+        Err(e) => (Doc::Unreadable(e), None),
+        Ok((bytes, md)) => {
+            let mtime = md.modified().ok();
+            if bytes.is_empty() {
+                return (Doc::Unreadable(Unreadable::Empty), mtime);
+            }
+            let doc = match std::str::from_utf8(&bytes) {
+                Err(_) => Doc::Unreadable(Unreadable::NotUtf8),
+                Ok(text) => match serde_json::from_str::<Value>(text) {
+                    Ok(v @ Value::Object(_)) => Doc::Present(v),
+                    Ok(_) => Doc::Unreadable(Unreadable::NotObject),
+                    Err(e) => Doc::Unreadable(Unreadable::InvalidJson(
+                        if e.classify() == serde_json::error::Category::Eof {
+                            "it ends early: truncated".into()
+                        } else {
+                            e.to_string()
+                        },
+                    )),
+                },
+            };
+            (doc, mtime)
+        }
+    }
+}
+
+impl Conversation {
+    /// Read a conversation folder. Never fails: every problem is recorded.
+    pub fn load(dir: &Path, wide_index: bool) -> Conversation {
+        let folder = dir
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (base_state, base_state_mtime) = read_doc(&dir.join("base_state.json"));
+        let (meta, _) = read_doc(&dir.join("meta.json"));
+        let (lease, _) = read_doc(&dir.join("owner_lease.json"));
+        let entries = fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let events = read_events(&dir.join("events"), wide_index);
+        Conversation {
+            dir: dir.to_path_buf(),
+            folder,
+            base_state,
+            base_state_mtime,
+            meta,
+            lease,
+            events,
+            entries,
+        }
+    }
+}
+
+fn read_events(events_dir: &Path, wide_index: bool) -> EventDir {
+    let mut out = EventDir::default();
+    match fs::symlink_metadata(events_dir) {
+        Err(_) => return out,
+        Ok(md) if !md.is_dir() => {
+            out.exists = true;
+            out.error = Some("`events` is not a directory".into());
+            return out;
+        }
+        Ok(_) => out.exists = true,
+    }
+    let rd = match fs::read_dir(events_dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            out.error = Some(format!("`events/` cannot be listed: {}", io_reason(&e)));
+            return out;
+        }
+    };
+    for (pos, entry) in rd.enumerate() {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if counts_as_event_file(&name) {
+            out.on_disk += 1;
+        }
+        let path = entry.path();
+        match parse_event_name(&name, wide_index) {
+            Some(n) => {
+                let (record, mtime) = match read_regular(&path) {
+                    Ok((bytes, md)) => (parse_event(&bytes), md.modified().ok()),
+                    Err(e) => (Err(e), None),
+                };
+                out.files.push(EventFile {
+                    name,
+                    idx: n.idx,
+                    name_id: n.id,
+                    listing_pos: pos,
+                    record,
+                    mtime,
+                });
+            }
+            None if counts_as_event_file(&name) => {
+                let record = read_regular(&path)
+                    .ok()
+                    .and_then(|(b, _)| parse_event(&b).ok());
+                out.stray.push(StrayFile { name, record });
+            }
+            None => {
+                out.other.insert(name);
+            }
+        }
+    }
+    out.stray.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}

@@ -1,0 +1,364 @@
+//! One event file: its name under the SDK's rule, and the few JSON keys that
+//! drive the checks, parsed lazily (every other key is skipped unread).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// `ROOT_PARENT_ID`: a `parent_id` that means "this event starts a new root".
+pub const ROOT_PARENT_ID: &str = "__root__";
+
+/// The state-sync artifact kind: never a tree node, never advances HEAD.
+pub const STATE_UPDATE: &str = "ConversationStateUpdateEvent";
+/// Treated as an artifact by the ≥1.35 leaf fallback (#4068), but it advances HEAD.
+pub const CONVERSATION_ERROR: &str = "ConversationErrorEvent";
+
+/// A name matched by `^event-(\d{5,})-([0-9a-fA-F-]{8,})\.json$` (`\d{5}` before 1.30).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventName {
+    pub idx: u64,
+    pub id: String,
+}
+
+/// Apply the SDK's `EVENT_NAME_RE` to a file name.
+pub fn parse_event_name(name: &str, wide_index: bool) -> Option<EventName> {
+    let rest = name.strip_prefix("event-")?.strip_suffix(".json")?;
+    let (digits, id) = rest.split_once('-')?;
+    let ok_digits = digits.len() >= 5 && digits.bytes().all(|b| b.is_ascii_digit());
+    if !ok_digits || (!wide_index && digits.len() != 5) {
+        return None;
+    }
+    if id.len() < 8 || !id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+        return None;
+    }
+    // Parse the index from the digits; absurdly long indices do not fit and
+    // are treated as unmatched rather than wrapping.
+    let idx = digits.parse::<u64>().ok()?;
+    Some(EventName {
+        idx,
+        id: id.to_string(),
+    })
+}
+
+/// The name the SDK's `_path(idx)` rebuilds when it reads event `idx`
+/// (`EVENT_FILE_PATTERN = "event-{idx:05d}-{event_id}.json"`).
+pub fn canonical_name(idx: u64, id: &str) -> String {
+    format!("event-{idx:05}-{id}.json")
+}
+
+/// What `_count_events_on_disk` counts (and what `on_disk` reports).
+pub fn counts_as_event_file(name: &str) -> bool {
+    name.starts_with("event-") && name.ends_with(".json")
+}
+
+/// An event's `parent_id` field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParentRef {
+    /// No `parent_id` key: a legacy (pre-tree) event or a genuine first event.
+    Absent,
+    /// `"__root__"`: an explicit new root.
+    Root,
+    /// An explicit parent.
+    Id(String),
+}
+
+impl ParentRef {
+    pub fn is_present(&self) -> bool {
+        !matches!(self, ParentRef::Absent)
+    }
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            ParentRef::Id(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// The keys of an event that convo-doctor reads.
+#[derive(Clone, Debug)]
+pub struct EventRecord {
+    pub id: Option<String>,
+    pub kind: String,
+    pub source: Option<String>,
+    pub parent: ParentRef,
+    pub timestamp: Option<String>,
+    pub action_kind: Option<String>,
+    pub observation_kind: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub action_id: Option<String>,
+    /// `ConversationStateUpdateEvent.key`
+    pub key: Option<String>,
+    /// The first 200 characters of `AgentErrorEvent.error`.
+    pub error: Option<String>,
+}
+
+impl EventRecord {
+    /// A state-sync artifact: never a tree node.
+    pub fn is_state_update(&self) -> bool {
+        self.kind == STATE_UPDATE
+    }
+    /// An artifact for the ≥1.35 leaf fallback and the false-root fingerprint.
+    pub fn is_artifact(&self) -> bool {
+        self.kind == STATE_UPDATE || self.kind == CONVERSATION_ERROR
+    }
+}
+
+/// Why an event file cannot be read (each is a load failure for the SDK).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unreadable {
+    /// 0 bytes: the SDK raises `FileNotFoundError("Missing event file")`.
+    Empty,
+    NotUtf8,
+    /// Not valid JSON (truncated, garbage, too deeply nested).
+    InvalidJson(String),
+    NotObject,
+    MissingKind,
+    /// A key the SDK validates has the wrong type (e.g. a numeric `parent_id`).
+    BadField { field: &'static str, found: &'static str },
+    /// Not a regular file (directory, FIFO, socket, symlink): never opened.
+    NotAFile(&'static str),
+    /// Too large to read safely.
+    TooLarge(u64),
+    Io(String),
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreadable::Empty => write!(f, "the file is empty (0 bytes)"),
+            Unreadable::NotUtf8 => write!(f, "the file is not valid UTF-8"),
+            Unreadable::InvalidJson(e) => write!(f, "the file is not valid JSON ({e})"),
+            Unreadable::NotObject => write!(f, "the JSON is not an object"),
+            Unreadable::MissingKind => write!(f, "the event has no string `kind`"),
+            Unreadable::BadField { field, found } => {
+                write!(f, "`{field}` is {found}, not a string")
+            }
+            Unreadable::NotAFile(what) => write!(f, "it is a {what}, not a regular file"),
+            Unreadable::TooLarge(n) => write!(f, "it is {n} bytes, over the read limit"),
+            Unreadable::Io(e) => write!(f, "it cannot be read ({e})"),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct KindOnly {
+    #[serde(default)]
+    kind: Option<Value>,
+}
+
+/// The subset of an event's keys we deserialize; serde skips the rest.
+#[derive(Deserialize)]
+struct RawEvent {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    kind: Option<Value>,
+    #[serde(default)]
+    source: Option<Value>,
+    #[serde(default)]
+    parent_id: Option<Value>,
+    #[serde(default)]
+    timestamp: Option<Value>,
+    #[serde(default)]
+    action: Option<KindOnly>,
+    #[serde(default)]
+    observation: Option<KindOnly>,
+    #[serde(default)]
+    tool_call_id: Option<Value>,
+    #[serde(default)]
+    action_id: Option<Value>,
+    #[serde(default)]
+    key: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unreadable> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(Unreadable::BadField {
+            field,
+            found: type_name(&other),
+        }),
+    }
+}
+
+/// `action.kind` / `observation.kind` (the rest of the nested object, often
+/// a large tool output, is skipped without being stored).
+fn nested_kind(v: Option<KindOnly>) -> Option<String> {
+    match v?.kind {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn lenient_str(v: Option<Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Parse an event file's bytes. Never panics; every failure is an [`Unreadable`].
+pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
+    if bytes.is_empty() {
+        return Err(Unreadable::Empty);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| Unreadable::NotUtf8)?;
+    if text.trim().is_empty() {
+        return Err(Unreadable::InvalidJson("only white space".into()));
+    }
+    if !text.trim_start().starts_with('{') {
+        // Valid JSON that is not an object, or not JSON at all. (serde would
+        // happily read an array as a struct, so decide this first.)
+        return match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => Err(Unreadable::NotObject),
+            Err(e) => Err(invalid(&e)),
+        };
+    }
+    let raw: RawEvent = match serde_json::from_str::<RawEvent>(text) {
+        Ok(r) => r,
+        Err(e) if e.to_string().starts_with("duplicate field") => {
+            // Python's json keeps the last of duplicate keys; a Value does too.
+            let v: Value = serde_json::from_str(text).map_err(|e| invalid(&e))?;
+            serde_json::from_value(v).map_err(|e| invalid(&e))?
+        }
+        Err(e) => return Err(invalid(&e)),
+    };
+    let kind = match raw.kind {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        _ => return Err(Unreadable::MissingKind),
+    };
+    let parent = match raw.parent_id {
+        None | Some(Value::Null) => ParentRef::Absent,
+        Some(Value::String(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
+        Some(Value::String(s)) => ParentRef::Id(s),
+        Some(other) => {
+            return Err(Unreadable::BadField {
+                field: "parent_id",
+                found: type_name(&other),
+            })
+        }
+    };
+    let error = lenient_str(raw.error).map(|s| s.chars().take(200).collect());
+    Ok(EventRecord {
+        id: opt_str(raw.id, "id")?,
+        kind,
+        source: opt_str(raw.source, "source")?,
+        parent,
+        timestamp: lenient_str(raw.timestamp),
+        action_kind: nested_kind(raw.action),
+        observation_kind: nested_kind(raw.observation),
+        tool_call_id: lenient_str(raw.tool_call_id),
+        action_id: lenient_str(raw.action_id),
+        key: lenient_str(raw.key),
+        error,
+    })
+}
+
+fn invalid(e: &serde_json::Error) -> Unreadable {
+    let what = match e.classify() {
+        serde_json::error::Category::Eof => "it ends early: truncated".to_string(),
+        _ => e.to_string(),
+    };
+    Unreadable::InvalidJson(what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_rule_matches_the_sdk_regex() {
+        let n = parse_event_name("event-00007-ae760ea7-1234.json", true).unwrap();
+        assert_eq!(n.idx, 7);
+        assert_eq!(n.id, "ae760ea7-1234");
+        assert_eq!(
+            parse_event_name("event-123456-abcdef12.json", true).unwrap().idx,
+            123456
+        );
+        // 1.29.x read exactly five digits
+        assert!(parse_event_name("event-123456-abcdef12.json", false).is_none());
+        assert!(parse_event_name("event-7-abcdef12.json", true).is_none());
+        assert!(parse_event_name("event-00007-abc.json", true).is_none());
+        assert!(parse_event_name("event-00007-nothex99.json", true).is_none());
+        assert!(parse_event_name(".eventlog.lock", true).is_none());
+        assert!(parse_event_name("event-00007-abcdef12.json.tmp", true).is_none());
+        assert!(counts_as_event_file("event-7-x.json"));
+        assert!(!counts_as_event_file(".eventlog.lock"));
+    }
+
+    #[test]
+    fn canonical_name_pads_to_five() {
+        assert_eq!(canonical_name(7, "ab"), "event-00007-ab.json");
+        assert_eq!(canonical_name(123456, "ab"), "event-123456-ab.json");
+    }
+
+    #[test]
+    fn parses_only_the_keys_it_needs() {
+        let r = parse_event(
+            br#"{"id":"a","timestamp":"t","source":"user","parent_id":"__root__",
+               "llm_message":{"role":"user","content":[{"type":"text","text":"hi"}]},
+               "kind":"MessageEvent"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.kind, "MessageEvent");
+        assert_eq!(r.parent, ParentRef::Root);
+        assert_eq!(r.id.as_deref(), Some("a"));
+        let r = parse_event(br#"{"id":"b","kind":"ObservationEvent","observation":{"kind":"X"}}"#)
+            .unwrap();
+        assert_eq!(r.observation_kind.as_deref(), Some("X"));
+        assert_eq!(r.parent, ParentRef::Absent);
+    }
+
+    #[test]
+    fn every_broken_shape_is_unreadable_not_a_panic() {
+        assert_eq!(parse_event(b"").unwrap_err(), Unreadable::Empty);
+        assert_eq!(parse_event(b"\xff\xfe").unwrap_err(), Unreadable::NotUtf8);
+        assert!(matches!(
+            parse_event(br#"{"id":"a","kind":"Mess"#).unwrap_err(),
+            Unreadable::InvalidJson(m) if m.contains("truncated")
+        ));
+        assert_eq!(parse_event(b"[1,2]").unwrap_err(), Unreadable::NotObject);
+        assert_eq!(parse_event(b"\"x\"").unwrap_err(), Unreadable::NotObject);
+        assert_eq!(parse_event(br#"{"id":"a"}"#).unwrap_err(), Unreadable::MissingKind);
+        assert_eq!(
+            parse_event(br#"{"id":"a","kind":"K","parent_id":5}"#).unwrap_err(),
+            Unreadable::BadField {
+                field: "parent_id",
+                found: "a number"
+            }
+        );
+        assert!(matches!(
+            parse_event(br#"{"id":"a","kind":"K","parent_id":{"x":1}}"#).unwrap_err(),
+            Unreadable::BadField { .. }
+        ));
+        let deep = "[".repeat(100_000);
+        assert!(matches!(
+            parse_event(deep.as_bytes()).unwrap_err(),
+            Unreadable::InvalidJson(_)
+        ));
+        let deep_obj = format!(r#"{{"id":"a","kind":"K","x":{}}}"#, "[".repeat(100_000));
+        assert!(matches!(
+            parse_event(deep_obj.as_bytes()).unwrap_err(),
+            Unreadable::InvalidJson(_)
+        ));
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_like_python() {
+        let r = parse_event(br#"{"id":"a","kind":"A","kind":"B"}"#).unwrap();
+        assert_eq!(r.kind, "B");
+    }
+}

@@ -1,0 +1,128 @@
+//! The two views of a conversation, computed from the store model:
+//! - the **agent view**: what the SDK's `active_branch()` returns
+//!   (`path_to_root` of the resolved leaf), or the reason it cannot load;
+//! - the **UI view**: every readable event of the log, in index order
+//!   (the agent-server's `/events/search`).
+
+pub mod read;
+pub mod tree;
+
+use std::collections::HashSet;
+
+pub use read::{ReadError, Reader};
+pub use tree::LoadError;
+
+use crate::store::{Conversation, Index};
+use crate::version::Version;
+
+/// Why a readable event is not in the agent view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrphanWhy {
+    /// Its ancestry joins the active branch at `at`: a branch left behind by
+    /// `navigate_to` / a fork, or by a lagging HEAD.
+    OffBranch { at: usize },
+    /// It lies before the explicit `__root__` at `root` that starts the
+    /// active branch (a deliberate `navigate_to(None)`, or a false root).
+    BeforeRoot { root: usize },
+    /// Its ancestry never meets the active branch (dangling parent,
+    /// unreadable ancestor, or a separate tree).
+    Detached,
+    /// The conversation cannot load: the agent sees nothing.
+    CannotLoad,
+}
+
+#[derive(Debug)]
+pub struct Views {
+    /// Indices `0..n` on the active branch, root-first, or why it fails.
+    pub agent: Result<Vec<usize>, LoadError>,
+    /// Readable indices `0..n`, in order.
+    pub ui: Vec<usize>,
+    /// Per index `0..n`: on the active branch.
+    pub in_agent: Vec<bool>,
+    /// UI events outside the agent view (state-sync artifacts left out).
+    pub orphans: Vec<(usize, OrphanWhy)>,
+}
+
+impl Views {
+    pub fn compute(conv: &Conversation, index: &Index, version: Version) -> Views {
+        let reader = Reader::new(conv, index, version);
+        let agent = tree::active_branch(&reader);
+        let n = index.len();
+        let ui: Vec<usize> = (0..n).filter(|&i| reader.read(i).is_ok()).collect();
+        let mut in_agent = vec![false; n];
+        if let Ok(chain) = &agent {
+            for &i in chain {
+                in_agent[i] = true;
+            }
+        }
+        let orphans = classify_orphans(&reader, &agent, &ui, &in_agent);
+        Views {
+            agent,
+            ui,
+            in_agent,
+            orphans,
+        }
+    }
+
+    /// Length of the agent view, `None` when the SDK cannot load it.
+    pub fn agent_len(&self) -> Option<usize> {
+        self.agent.as_ref().ok().map(|c| c.len())
+    }
+}
+
+fn classify_orphans(
+    reader: &Reader,
+    agent: &Result<Vec<usize>, LoadError>,
+    ui: &[usize],
+    in_agent: &[bool],
+) -> Vec<(usize, OrphanWhy)> {
+    let is_artifact = |i: usize| {
+        reader
+            .record(i)
+            .map(|r| r.is_state_update())
+            .unwrap_or(false)
+    };
+    let chain = match agent {
+        Err(_) => {
+            return ui
+                .iter()
+                .filter(|&&i| !is_artifact(i))
+                .map(|&i| (i, OrphanWhy::CannotLoad))
+                .collect()
+        }
+        Ok(c) => c,
+    };
+    let explicit_root = chain.first().copied().filter(|&r| {
+        reader
+            .record(r)
+            .map(|rec| rec.parent == crate::store::ParentRef::Root)
+            .unwrap_or(false)
+    });
+    let mut out = Vec::new();
+    for &i in ui {
+        if in_agent[i] || (is_artifact(i) && !in_agent[i]) {
+            continue;
+        }
+        // Walk the tolerant ancestry until it meets the branch.
+        let mut seen = HashSet::new();
+        let mut cur = reader.tolerant_parent(i);
+        let mut why = OrphanWhy::Detached;
+        while let Some(p) = cur {
+            if !seen.insert(p) {
+                break;
+            }
+            if in_agent[p] {
+                why = OrphanWhy::OffBranch { at: p };
+                break;
+            }
+            cur = reader.tolerant_parent(p);
+        }
+        if why == OrphanWhy::Detached {
+            if let Some(r) = explicit_root.filter(|&r| i < r) {
+                why = OrphanWhy::BeforeRoot { root: r };
+            }
+        }
+        out.push((i, why));
+    }
+    out
+}

@@ -1,0 +1,169 @@
+//! Reading one event the way the SDK reads it (`EventLog[idx]`): the file at
+//! the rebuilt canonical path, parsed strictly, every kind resolvable.
+
+use std::collections::HashSet;
+
+use crate::kinds::Kinds;
+use crate::store::event::{canonical_name, ParentRef};
+use crate::store::{Conversation, EventFile, EventRecord, Index, Unreadable};
+use crate::version::Version;
+
+/// Why the SDK would fail to read an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    Unreadable(Unreadable),
+    /// `kind` (or `action.kind` / `observation.kind`) not registered.
+    UnknownKind { kind: String, field: &'static str },
+    /// The name is not `event-{idx:05d}-{id}.json`, the path the SDK rebuilds
+    /// to read it, so the read finds no file.
+    NonCanonicalName { expected: String },
+    /// A pre-tree reader (< 1.31) rejects `parent_id` (`extra_forbidden`).
+    TreeFieldTooNew,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Unreadable(u) => write!(f, "{u}"),
+            ReadError::UnknownKind { kind, field } => {
+                write!(f, "its {field} `{kind}` is not a kind this SDK knows")
+            }
+            ReadError::NonCanonicalName { expected } => write!(
+                f,
+                "the SDK reads it as `{expected}`, which does not exist"
+            ),
+            ReadError::TreeFieldTooNew => {
+                write!(f, "it has a `parent_id`, which readers before 1.31 reject")
+            }
+        }
+    }
+}
+
+pub struct Reader<'a> {
+    pub conv: &'a Conversation,
+    pub index: &'a Index,
+    pub version: Version,
+    pub kinds: &'static Kinds,
+    /// Client tool names whose `ClientAction_<name>` kinds get registered.
+    client_tools: HashSet<String>,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(conv: &'a Conversation, index: &'a Index, version: Version) -> Reader<'a> {
+        let mut client_tools = HashSet::new();
+        if let Some(tools) = conv
+            .meta
+            .value()
+            .and_then(|m| m.get("client_tools"))
+            .and_then(|t| t.as_array())
+        {
+            for t in tools {
+                if let Some(name) = t.get("name").and_then(|n| n.as_str()) {
+                    client_tools.insert(name.to_string());
+                }
+            }
+        }
+        Reader {
+            conv,
+            index,
+            version,
+            kinds: Kinds::for_version(version),
+            client_tools,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn file(&self, idx: usize) -> &'a EventFile {
+        &self.conv.events.files[self.index.by_idx[idx]]
+    }
+
+    /// The id at `idx` (the SDK's `get_id`: the id in the file name).
+    pub fn id(&self, idx: usize) -> &'a str {
+        &self.file(idx).name_id
+    }
+
+    /// The parsed record, if the JSON parsed (kinds not checked).
+    pub fn record(&self, idx: usize) -> Option<&'a EventRecord> {
+        self.file(idx).record.as_ref().ok()
+    }
+
+    fn known(&self, set: &HashSet<String>, kind: &str) -> bool {
+        set.contains(kind)
+            || kind
+                .strip_prefix("ClientAction_")
+                .is_some_and(|n| self.client_tools.contains(n))
+    }
+
+    /// Check a parsed record's kinds against this version's lists.
+    pub fn check_kinds(&self, rec: &EventRecord) -> Result<(), ReadError> {
+        if !self.kinds.event.contains(&rec.kind) {
+            return Err(ReadError::UnknownKind {
+                kind: rec.kind.clone(),
+                field: "kind",
+            });
+        }
+        if let Some(k) = &rec.action_kind {
+            if !self.known(&self.kinds.action, k) {
+                return Err(ReadError::UnknownKind {
+                    kind: k.clone(),
+                    field: "action.kind",
+                });
+            }
+        }
+        if let Some(k) = &rec.observation_kind {
+            if !self.known(&self.kinds.observation, k) {
+                return Err(ReadError::UnknownKind {
+                    kind: k.clone(),
+                    field: "observation.kind",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `EventLog[idx]` as the SDK of `self.version` would do it.
+    pub fn read(&self, idx: usize) -> Result<&'a EventRecord, ReadError> {
+        let f = self.file(idx);
+        let expected = canonical_name(idx as u64, &f.name_id);
+        if f.name != expected {
+            return Err(ReadError::NonCanonicalName { expected });
+        }
+        let rec = f.record.as_ref().map_err(|u| ReadError::Unreadable(u.clone()))?;
+        self.check_kinds(rec)?;
+        if !self.version.tree_era() && rec.parent.is_present() {
+            return Err(ReadError::TreeFieldTooNew);
+        }
+        Ok(rec)
+    }
+
+    /// `_effective_parent_id(idx, event)` as an index, for a readable event.
+    /// `Err(id)` when the parent id is not in the index.
+    pub fn effective_parent(&self, idx: usize, rec: &EventRecord) -> Result<Option<usize>, String> {
+        match &rec.parent {
+            ParentRef::Root => Ok(None),
+            ParentRef::Id(p) => match self.index.id_to_idx.get(p) {
+                Some(&i) => Ok(Some(i)),
+                None => Err(p.clone()),
+            },
+            ParentRef::Absent if idx == 0 => Ok(None),
+            ParentRef::Absent => Ok(Some(idx - 1)),
+        }
+    }
+
+    /// The parent a tolerant reader would follow: the recorded `parent_id`
+    /// when it names an indexed event, the previous index otherwise (the
+    /// #4114 semantics), for classifying events off the active branch.
+    pub fn tolerant_parent(&self, idx: usize) -> Option<usize> {
+        match self.record(idx) {
+            Some(rec) => match &rec.parent {
+                ParentRef::Root => None,
+                ParentRef::Id(p) => self.index.id_to_idx.get(p).copied(),
+                ParentRef::Absent => idx.checked_sub(1),
+            },
+            None => idx.checked_sub(1),
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Hand-built conversation folders for tests.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// A conversation folder under construction in a temp dir.
+pub struct Conv {
+    pub _tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    next: usize,
+}
+
+/// Deterministic event ids: `e0000000-…-<n>`.
+pub fn eid(n: usize) -> String {
+    format!("e0000000-0000-4000-8000-{n:012}")
+}
+
+impl Conv {
+    /// An SDK-only conversation folder with a base_state.json.
+    pub fn new(state: Value) -> Conv {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("0123456789abcdef0123456789abcdef");
+        fs::create_dir_all(dir.join("events")).unwrap();
+        let mut state = state;
+        if state.get("id").is_none() {
+            state["id"] = json!("01234567-89ab-cdef-0123-456789abcdef");
+        }
+        fs::write(dir.join("base_state.json"), state.to_string()).unwrap();
+        Conv { _tmp: tmp, dir, next: 0 }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Append an event of `kind` with an optional parent (`Some("__root__")`
+    /// or `Some(id)`); returns its id.
+    pub fn push(&mut self, kind: &str, parent: Option<&str>) -> String {
+        let id = eid(self.next);
+        let mut ev = json!({"id": id, "timestamp": "2026-01-01T00:00:00", "source": "user"});
+        if let Some(p) = parent {
+            ev["parent_id"] = json!(p);
+        }
+        ev["kind"] = json!(kind);
+        self.write_raw(self.next, &id, &ev.to_string());
+        self.next += 1;
+        id
+    }
+
+    /// Append a file with these exact bytes at the next index; returns its id.
+    pub fn push_raw(&mut self, text: &str) -> String {
+        let id = eid(self.next);
+        self.write_raw(self.next, &id, text);
+        self.next += 1;
+        id
+    }
+
+    pub fn write_raw(&self, idx: usize, id: &str, text: &str) {
+        fs::write(self.dir.join(format!("events/event-{idx:05}-{id}.json")), text).unwrap();
+    }
+
+    pub fn set_state(&self, state: Value) {
+        let mut state = state;
+        if state.get("id").is_none() {
+            state["id"] = json!("01234567-89ab-cdef-0123-456789abcdef");
+        }
+        fs::write(self.dir.join("base_state.json"), state.to_string()).unwrap();
+    }
+}
+
+/// Agent view (indices) of a folder under a server version.
+pub fn agent_view(dir: &Path, version: &str) -> Result<Vec<usize>, convo_doctor::view::LoadError> {
+    use convo_doctor::store::{Conversation, Index};
+    use convo_doctor::view::Views;
+    let v = version.parse().unwrap();
+    let conv = Conversation::load(dir, true);
+    let index = Index::build(&conv.events);
+    Views::compute(&conv, &index, v).agent
+}
