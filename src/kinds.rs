@@ -12,7 +12,6 @@ use crate::version::Version;
 /// (version, JSON) for every extracted release, oldest first.
 const SOURCES: &[(&str, &str)] = &[
     ("1.29.3", include_str!("../data/kinds/1.29.3.json")),
-
     ("1.58.2", include_str!("../data/kinds/1.58.2.json")),
 ];
 
@@ -38,8 +37,9 @@ fn all() -> &'static [Kinds] {
         SOURCES
             .iter()
             .map(|(v, text)| {
-                let raw: RawKinds = serde_json::from_str(text)
-                    .unwrap_or_else(|e| unreachable!("data/kinds/{v}.json is checked by tests: {e}"));
+                let raw: RawKinds = serde_json::from_str(text).unwrap_or_else(|e| {
+                    unreachable!("data/kinds/{v}.json is checked by tests: {e}")
+                });
                 Kinds {
                     source: v.parse().unwrap_or_else(|e| unreachable!("{e}")),
                     event: raw.event_kinds.into_iter().collect(),
@@ -68,7 +68,11 @@ mod tests {
     fn every_data_file_parses_and_holds_the_stock_kinds() {
         for k in all() {
             assert!(k.event.contains("MessageEvent"), "{}", k.source);
-            assert!(k.event.contains("ConversationStateUpdateEvent"), "{}", k.source);
+            assert!(
+                k.event.contains("ConversationStateUpdateEvent"),
+                "{}",
+                k.source
+            );
             assert!(k.action.contains("FinishAction"), "{}", k.source);
             assert!(!k.event.contains("CanvasUIObservation"));
         }
@@ -76,8 +80,17 @@ mod tests {
 
     #[test]
     fn picks_the_newest_release_not_after_the_version() {
-        assert_eq!(Kinds::for_version(Version::new(1, 58, 2)).source, Version::new(1, 58, 2));
-        assert_eq!(Kinds::for_version(Version::new(1, 40, 0)).source, Version::new(1, 33, 0));
-        assert_eq!(Kinds::for_version(Version::new(1, 0, 0)).source, Version::new(1, 29, 3));
+        assert_eq!(
+            Kinds::for_version(Version::new(1, 58, 2)).source,
+            Version::new(1, 58, 2)
+        );
+        assert_eq!(
+            Kinds::for_version(Version::new(1, 40, 0)).source,
+            Version::new(1, 33, 0)
+        );
+        assert_eq!(
+            Kinds::for_version(Version::new(1, 0, 0)).source,
+            Version::new(1, 29, 3)
+        );
     }
 }

@@ -87,7 +87,9 @@ fn conversation_id(conv: &Conversation) -> String {
 
 pub fn describe_load_error(e: &LoadError, reader: &crate::view::Reader) -> String {
     match e {
-        LoadError::NoBaseState => "base_state.json is missing and there is no agent to rebuild it".into(),
+        LoadError::NoBaseState => {
+            "base_state.json is missing and there is no agent to rebuild it".into()
+        }
         LoadError::BadBaseState(why) => format!("base_state.json: {why}"),
         LoadError::IdMismatch { expected, found } => {
             format!("Conversation ID mismatch: folder is {expected}, base_state.json has {found}")
@@ -99,7 +101,10 @@ pub fn describe_load_error(e: &LoadError, reader: &crate::view::Reader) -> Strin
         ),
         LoadError::UnknownLeaf { .. } => "Unknown event_id: leaf_event_id is not in the log".into(),
         LoadError::UnknownParent { idx, .. } => {
-            format!("Unknown event_id: the parent of event {} is not in the log", ix(*idx))
+            format!(
+                "Unknown event_id: the parent of event {} is not in the log",
+                ix(*idx)
+            )
         }
         LoadError::Cycle { idx } => format!("Cycle in event tree at event {}", ix(*idx)),
     }
@@ -115,7 +120,12 @@ pub fn analyze(dir: &std::path::Path, display: String, opts: &Options) -> Conver
     if let Some(err) = &conv.events.error {
         findings.insert(
             0,
-            Finding::new("unreadable-event", checks::Severity::Error, "events/", err.clone()),
+            Finding::new(
+                "unreadable-event",
+                checks::Severity::Error,
+                "events/",
+                err.clone(),
+            ),
         );
     }
     let false_roots = false_root::find(&ctx);
@@ -178,7 +188,10 @@ fn verdict(
     let seen = ev.agent_view.unwrap_or(0);
     let total = seen + ev.orphaned;
     if ev.orphaned == 0 {
-        return format!("agent sees all {}{gap_note}", plural(total, "event", "events"));
+        return format!(
+            "agent sees all {}{gap_note}",
+            plural(total, "event", "events")
+        );
     }
     let mut cut_false = 0;
     let mut before_root = 0;
@@ -186,7 +199,9 @@ fn verdict(
     let mut detached = 0;
     for &(_, why) in &ctx.views.orphans {
         match why {
-            OrphanWhy::BeforeRoot { root } if false_roots.iter().any(|f| f.root == root) => cut_false += 1,
+            OrphanWhy::BeforeRoot { root } if false_roots.iter().any(|f| f.root == root) => {
+                cut_false += 1
+            }
             OrphanWhy::BeforeRoot { .. } => before_root += 1,
             OrphanWhy::OffBranch { .. } => off += 1,
             OrphanWhy::Detached | OrphanWhy::CannotLoad => detached += 1,
@@ -202,7 +217,9 @@ fn verdict(
         ));
     }
     if before_root > 0 {
-        parts.push(format!("{before_root} before a deliberate new root (navigate_to(None))"));
+        parts.push(format!(
+            "{before_root} before a deliberate new root (navigate_to(None))"
+        ));
     }
     if off > 0 {
         parts.push(format!("{off} on abandoned branches (navigate_to/fork)"));
@@ -210,13 +227,17 @@ fn verdict(
     if detached > 0 {
         parts.push(format!("{detached} detached from the agent's branch"));
     }
-    format!("agent sees {seen} of {total} events: {}{gap_note}", parts.join(", "))
+    format!(
+        "agent sees {seen} of {total} events: {}{gap_note}",
+        parts.join(", ")
+    )
 }
 
 fn rows(ctx: &Ctx) -> Vec<EventRow> {
     let r = &ctx.reader;
     let mut out = Vec::new();
-    let orphan_why: std::collections::HashMap<usize, OrphanWhy> = ctx.views.orphans.iter().copied().collect();
+    let orphan_why: std::collections::HashMap<usize, OrphanWhy> =
+        ctx.views.orphans.iter().copied().collect();
     for i in 0..r.len() {
         let f = r.file(i);
         let rec = r.record(i);

@@ -81,7 +81,12 @@ fn escape_pointer(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }
 
-fn walk_slots<'v>(v: &'v Value, path: &mut String, parent_key: Option<&str>, out: &mut Vec<(String, &'v Value)>) {
+fn walk_slots<'v>(
+    v: &'v Value,
+    path: &mut String,
+    parent_key: Option<&str>,
+    out: &mut Vec<(String, &'v Value)>,
+) {
     let Value::Object(m) = v else {
         if let Value::Array(a) = v {
             for (i, item) in a.iter().enumerate() {
@@ -146,7 +151,9 @@ impl Redactor {
         match v {
             Value::String(s) => {
                 let by_key = key.is_some_and(|k| {
-                    k != "key" && k != "kind" && (is_secret_key(k) || CREDENTIAL_FIELDS.contains(&k))
+                    k != "key"
+                        && k != "kind"
+                        && (is_secret_key(k) || CREDENTIAL_FIELDS.contains(&k))
                 });
                 if (by_key || is_fernet(s)) && s.len() >= 6 && s != SDK_REDACTED {
                     self.secrets.push(s.clone());

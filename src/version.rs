@@ -75,7 +75,11 @@ impl FromStr for Version {
                 None => Ok(0),
             }
         };
-        let v = Version::new(next("major", true)?, next("minor", true)?, next("patch", false)?);
+        let v = Version::new(
+            next("major", true)?,
+            next("minor", true)?,
+            next("patch", false)?,
+        );
         if parts.next().is_some() {
             return Err(format!("`{s}` is not a version like 1.43.0"));
         }
@@ -109,7 +113,10 @@ mod tests {
         assert!(Version::new(1, 30, 0).wide_index());
         assert!(!Version::new(1, 30, 9).tree_era());
         assert!(Version::new(1, 31, 0).tree_era());
-        assert_eq!(Version::new(1, 34, 9).leaf_rule(), LeafRule::LastUnlessParented);
+        assert_eq!(
+            Version::new(1, 34, 9).leaf_rule(),
+            LeafRule::LastUnlessParented
+        );
         assert_eq!(Version::new(1, 35, 0).leaf_rule(), LeafRule::SkipArtifacts);
         assert!(Version::new(1, 42, 1).meta_owns_agent());
         assert!(!Version::new(1, 43, 0).meta_owns_agent());

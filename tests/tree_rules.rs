@@ -103,7 +103,10 @@ fn unknown_leaf_is_a_key_error() {
     let mut c = Conv::new(json!({}));
     c.push("MessageEvent", None);
     c.set_state(json!({"leaf_event_id": eid(99)}));
-    assert!(matches!(agent_view(c.path(), NEW), Err(LoadError::UnknownLeaf { .. })));
+    assert!(matches!(
+        agent_view(c.path(), NEW),
+        Err(LoadError::UnknownLeaf { .. })
+    ));
 }
 
 #[test]
@@ -114,7 +117,10 @@ fn unknown_parent_is_a_key_error() {
     c.set_state(json!({"leaf_event_id": b}));
     assert_eq!(
         agent_view(c.path(), NEW),
-        Err(LoadError::UnknownParent { idx: 1, parent: eid(77) })
+        Err(LoadError::UnknownParent {
+            idx: 1,
+            parent: eid(77)
+        })
     );
 }
 
@@ -125,7 +131,10 @@ fn a_cycle_is_detected() {
     c.push("MessageEvent", Some(&eid(2)));
     c.push("MessageEvent", Some(&eid(1)));
     c.set_state(json!({"leaf_event_id": eid(2)}));
-    assert!(matches!(agent_view(c.path(), NEW), Err(LoadError::Cycle { .. })));
+    assert!(matches!(
+        agent_view(c.path(), NEW),
+        Err(LoadError::Cycle { .. })
+    ));
 }
 
 #[test]
@@ -137,10 +146,17 @@ fn an_unreadable_event_on_the_branch_fails_the_load_but_not_off_it() {
     c.set_state(json!({"leaf_event_id": leaf}));
     assert_eq!(agent_view(c.path(), NEW).unwrap(), vec![0, 2]);
     // now put the empty file on the branch
-    c.write_raw(2, &leaf, &json!({"id": leaf, "parent_id": eid(1), "kind": "MessageEvent"}).to_string());
+    c.write_raw(
+        2,
+        &leaf,
+        &json!({"id": leaf, "parent_id": eid(1), "kind": "MessageEvent"}).to_string(),
+    );
     assert!(matches!(
         agent_view(c.path(), NEW),
-        Err(LoadError::Read { idx: 1, error: ReadError::Unreadable(_) })
+        Err(LoadError::Read {
+            idx: 1,
+            error: ReadError::Unreadable(_)
+        })
     ));
 }
 
@@ -149,7 +165,10 @@ fn an_unreadable_tail_breaks_the_leaf_scan() {
     let mut c = Conv::new(json!({}));
     c.push("MessageEvent", None);
     c.push_raw("{\"id\": \"x\", \"kind\": \"Mess");
-    assert!(matches!(agent_view(c.path(), NEW), Err(LoadError::Read { idx: 1, .. })));
+    assert!(matches!(
+        agent_view(c.path(), NEW),
+        Err(LoadError::Read { idx: 1, .. })
+    ));
 }
 
 #[test]
@@ -159,7 +178,10 @@ fn unknown_kinds_fail_only_where_the_sdk_reads() {
     c.push("CanvasUIObservation", None);
     assert!(matches!(
         agent_view(c.path(), NEW),
-        Err(LoadError::Read { idx: 1, error: ReadError::UnknownKind { .. } })
+        Err(LoadError::Read {
+            idx: 1,
+            error: ReadError::UnknownKind { .. }
+        })
     ));
 }
 
@@ -168,7 +190,11 @@ fn a_gap_ends_the_log() {
     let mut c = Conv::new(json!({}));
     c.push("MessageEvent", None);
     c.push("MessageEvent", None);
-    c.write_raw(5, &eid(5), &json!({"id": eid(5), "kind": "MessageEvent"}).to_string());
+    c.write_raw(
+        5,
+        &eid(5),
+        &json!({"id": eid(5), "kind": "MessageEvent"}).to_string(),
+    );
     assert_eq!(agent_view(c.path(), NEW).unwrap(), vec![0, 1]);
 }
 
@@ -184,7 +210,10 @@ fn pre_tree_readers_reject_parent_id_and_tolerate_empty_files() {
     c.push("MessageEvent", Some(&a));
     assert!(matches!(
         agent_view(c.path(), "1.29.3"),
-        Err(LoadError::Read { idx: 1, error: ReadError::TreeFieldTooNew })
+        Err(LoadError::Read {
+            idx: 1,
+            error: ReadError::TreeFieldTooNew
+        })
     ));
 }
 
@@ -200,5 +229,8 @@ fn missing_base_state_cannot_load_on_new_servers() {
 fn id_mismatch_is_refused() {
     let mut c = Conv::new(json!({"id": "ffffffff-89ab-cdef-0123-456789abcdef"}));
     c.push("MessageEvent", None);
-    assert!(matches!(agent_view(c.path(), NEW), Err(LoadError::IdMismatch { .. })));
+    assert!(matches!(
+        agent_view(c.path(), NEW),
+        Err(LoadError::IdMismatch { .. })
+    ));
 }

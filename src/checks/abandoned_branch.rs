@@ -39,7 +39,9 @@ Repair
         for &(i, why) in &ctx.views.orphans {
             match why {
                 OrphanWhy::OffBranch { .. } => off.push(i),
-                OrphanWhy::BeforeRoot { root } if !false_roots.contains(&root) => before_root.push(i),
+                OrphanWhy::BeforeRoot { root } if !false_roots.contains(&root) => {
+                    before_root.push(i)
+                }
                 _ => {}
             }
         }
@@ -56,7 +58,13 @@ Repair
             ));
         }
         if !before_root.is_empty() {
-            let root = ctx.views.agent.as_ref().ok().and_then(|c| c.first().copied()).unwrap_or(0);
+            let root = ctx
+                .views
+                .agent
+                .as_ref()
+                .ok()
+                .and_then(|c| c.first().copied())
+                .unwrap_or(0);
             out.push(Finding::new(
                 self.id(),
                 Severity::Info,

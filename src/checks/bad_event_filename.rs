@@ -38,7 +38,10 @@ Repair
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         for s in &ctx.conv.events.stray {
             let content = match &s.record {
-                Some(r) => format!(" It holds a {} the SDK will never show.", crate::render::sanitize(&r.kind)),
+                Some(r) => format!(
+                    " It holds a {} the SDK will never show.",
+                    crate::render::sanitize(&r.kind)
+                ),
                 None => String::new(),
             };
             out.push(Finding::new(

@@ -37,8 +37,12 @@ Repair
             _ => None,
         };
         for i in 0..ctx.reader.len() {
-            let Some(rec) = ctx.reader.record(i) else { continue };
-            let ParentRef::Id(p) = &rec.parent else { continue };
+            let Some(rec) = ctx.reader.record(i) else {
+                continue;
+            };
+            let ParentRef::Id(p) = &rec.parent else {
+                continue;
+            };
             if ctx.index.id_to_idx.contains_key(p) {
                 continue;
             }
@@ -47,9 +51,16 @@ Repair
                 .beyond_gap
                 .iter()
                 .any(|&pos| ctx.conv.events.files[pos].name_id == *p);
-            let why = if hidden { " (it is beyond the index gap)" } else { "" };
+            let why = if hidden {
+                " (it is beyond the index gap)"
+            } else {
+                ""
+            };
             let (sev, tail) = if blocking == Some(i) {
-                (Severity::Error, "the SDK cannot load the conversation (KeyError)")
+                (
+                    Severity::Error,
+                    "the SDK cannot load the conversation (KeyError)",
+                )
             } else {
                 (Severity::Warning, "its branch is cut there")
             };

@@ -32,7 +32,10 @@ Repair
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let files = &ctx.conv.events.files;
         for (&idx, positions) in &ctx.index.duplicate_idx {
-            let names: Vec<String> = positions.iter().map(|&p| format!("`{}`", files[p].name)).collect();
+            let names: Vec<String> = positions
+                .iter()
+                .map(|&p| format!("`{}`", files[p].name))
+                .collect();
             let kept = &files[*positions.last().unwrap_or(&positions[0])].name;
             out.push(Finding::new(
                 self.id(),

@@ -33,8 +33,8 @@ pub struct FalseRoot {
 ///    of which carries a `parent_id`.
 ///
 /// It is *confirmed* when, in addition (domain.md §4 guards):
-/// 3. every artifact `parent_id` in that run names an event before the run
-///    (the legacy region);
+/// 3. every artifact `parent_id` in that run names a legacy event (one before
+///    the first event that carries a `parent_id`);
 /// 4. it is the only `__root__` past index 0;
 /// 5. it is the root of the active branch (its subtree holds the leaf).
 ///
@@ -46,7 +46,12 @@ pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
     let roots: Vec<usize> = (1..n)
         .filter(|&i| r.record(i).is_some_and(|rec| rec.parent == ParentRef::Root))
         .collect();
-    let active_root = ctx.views.agent.as_ref().ok().and_then(|c| c.first().copied());
+    let active_root = ctx
+        .views
+        .agent
+        .as_ref()
+        .ok()
+        .and_then(|c| c.first().copied());
     let mut out = Vec::new();
     for &root in &roots {
         // The run of artifacts directly before the root.
@@ -85,11 +90,15 @@ pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
         let (true, Some(relink_to)) = (flat && real > 0, relink_to) else {
             continue;
         };
+        // The legacy log: the events before the first one with a `parent_id`.
+        let legacy_end = (0..root)
+            .find(|&i| r.record(i).is_some_and(|rec| rec.parent.is_present()))
+            .unwrap_or(root);
         let mut doubts = Vec::new();
         for i in run.clone() {
             if let Some(ParentRef::Id(p)) = r.record(i).map(|rec| &rec.parent) {
                 match r.index.id_to_idx.get(p) {
-                    Some(&pi) if pi < first => {}
+                    Some(&pi) if pi < legacy_end => {}
                     _ => doubts.push(format!(
                         "the artifact at {} points outside the legacy log",
                         ix(i)
@@ -106,12 +115,7 @@ pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
         if active_root != Some(root) {
             doubts.push("the agent's current branch does not start at it".into());
         }
-        let stranded = ctx
-            .views
-            .orphans
-            .iter()
-            .filter(|(i, _)| *i < root)
-            .count();
+        let stranded = ctx.views.orphans.iter().filter(|(i, _)| *i < root).count();
         out.push(FalseRoot {
             root,
             artifacts: run,
@@ -171,7 +175,7 @@ Repair
                 "{lead}: event {} starts a new root right after {} over a pre-tree log; \
                  {} before it {} cut off from the agent; re-link it to event {}",
                 ix(fr.root),
-                plural(fr.artifacts.len(), "startup artifact", "startup artifacts"),
+                plural(fr.artifacts.len(), "artifact", "artifacts"),
                 plural(fr.stranded, "event", "events"),
                 if fr.stranded == 1 { "is" } else { "are" },
                 ix(fr.relink_to),

@@ -36,7 +36,9 @@ Repair
             _ => false,
         };
         for i in 0..ctx.reader.len() {
-            let Some(rec) = ctx.reader.record(i) else { continue };
+            let Some(rec) = ctx.reader.record(i) else {
+                continue;
+            };
             let Some(json_id) = &rec.id else { continue };
             let name_id = ctx.reader.id(i);
             if json_id == name_id {

@@ -13,9 +13,14 @@ pub struct LiveLease;
 pub enum Lease {
     None,
     /// Unexpired, and the owner may be alive.
-    Live { owner: String, seconds_left: f64 },
+    Live {
+        owner: String,
+        seconds_left: f64,
+    },
     /// Expired, or the owner process is gone: left by a crash.
-    Stale { owner: String },
+    Stale {
+        owner: String,
+    },
     /// Present but unparsable: the server treats it as stale.
     Unparsable,
 }
@@ -98,7 +103,11 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        if let Lease::Live { owner, seconds_left } = lease_state(ctx) {
+        if let Lease::Live {
+            owner,
+            seconds_left,
+        } = lease_state(ctx)
+        {
             out.push(Finding::new(
                 self.id(),
                 Severity::Info,

@@ -34,7 +34,13 @@ fn absent(v: Option<&Value>) -> bool {
     v.is_none_or(Value::is_null)
 }
 
-fn diff(field: &'static str, path: &mut String, m: Option<&Value>, b: Option<&Value>, out: &mut Vec<Divergence>) {
+fn diff(
+    field: &'static str,
+    path: &mut String,
+    m: Option<&Value>,
+    b: Option<&Value>,
+    out: &mut Vec<Divergence>,
+) {
     // meta.json is written without exclude_none, base_state.json with it:
     // a null and a missing key are the same value.
     if absent(m) && absent(b) {

@@ -33,7 +33,9 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let Some(meta) = ctx.conv.meta.value() else { return };
+        let Some(meta) = ctx.conv.meta.value() else {
+            return;
+        };
         if meta.get("agent").is_none_or(|a| a.is_null()) {
             return;
         }

@@ -8,8 +8,8 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use crate::store::{Conversation, Index};
-use crate::view::{LoadError, Reader, Views};
 use crate::version::Version;
+use crate::view::{LoadError, Reader, Views};
 
 mod abandoned_branch;
 mod bad_event_filename;
@@ -31,9 +31,7 @@ mod unreadable_event;
 mod unreadable_state;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Worth knowing; nothing is wrong.
@@ -67,7 +65,12 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(check: &'static str, severity: Severity, file: impl Into<String>, message: String) -> Self {
+    pub fn new(
+        check: &'static str,
+        severity: Severity,
+        file: impl Into<String>,
+        message: String,
+    ) -> Self {
         Finding {
             check,
             severity,
@@ -94,7 +97,12 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(conv: &'a Conversation, index: &'a Index, views: &'a Views, version: Version) -> Self {
+    pub fn new(
+        conv: &'a Conversation,
+        index: &'a Index,
+        views: &'a Views,
+        version: Version,
+    ) -> Self {
         Ctx {
             conv,
             index,
@@ -225,13 +233,29 @@ mod tests {
                 "{}",
                 c.id()
             );
-            assert!(!c.summary().is_empty() && c.explain().len() > 80, "{}", c.id());
+            assert!(
+                !c.summary().is_empty() && c.explain().len() > 80,
+                "{}",
+                c.id()
+            );
         }
         for required in [
-            "false-root", "unreadable-event", "unknown-kind", "index-gap", "duplicate-index",
-            "duplicate-event-id", "filename-id-mismatch", "bad-event-filename", "dangling-parent",
-            "parent-cycle", "stale-leaf", "abandoned-branch", "meta-divergence", "meta-duplicate",
-            "plaintext-secret", "live-lease",
+            "false-root",
+            "unreadable-event",
+            "unknown-kind",
+            "index-gap",
+            "duplicate-index",
+            "duplicate-event-id",
+            "filename-id-mismatch",
+            "bad-event-filename",
+            "dangling-parent",
+            "parent-cycle",
+            "stale-leaf",
+            "abandoned-branch",
+            "meta-divergence",
+            "meta-duplicate",
+            "plaintext-secret",
+            "live-lease",
         ] {
             assert!(find(required).is_some(), "missing {required}");
         }

@@ -47,12 +47,20 @@ Repair
                         let names: Vec<String> = members.iter().map(|&m| ix(m)).collect();
                         out.push(Finding::new(
                             self.id(),
-                            if blocking { Severity::Error } else { Severity::Warning },
+                            if blocking {
+                                Severity::Error
+                            } else {
+                                Severity::Warning
+                            },
                             ctx.event_path(members[0]),
                             format!(
                                 "events {} point at each other in a loop{}",
                                 names.join(" → "),
-                                if blocking { "; the SDK cannot load the conversation (ValueError)" } else { "" }
+                                if blocking {
+                                    "; the SDK cannot load the conversation (ValueError)"
+                                } else {
+                                    ""
+                                }
                             ),
                         ));
                         break;

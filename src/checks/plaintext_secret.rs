@@ -37,7 +37,10 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        for (file, doc) in [("base_state.json", &ctx.conv.base_state), ("meta.json", &ctx.conv.meta)] {
+        for (file, doc) in [
+            ("base_state.json", &ctx.conv.base_state),
+            ("meta.json", &ctx.conv.meta),
+        ] {
             let Some(v) = doc.value() else { continue };
             let paths: Vec<String> = credential_slots(v)
                 .into_iter()

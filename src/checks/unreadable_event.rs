@@ -52,7 +52,10 @@ Repair
             } else if ctx.views.in_agent.get(i) == Some(&true) {
                 (Severity::Error, "it is on the agent's branch")
             } else {
-                (Severity::Warning, "the UI skips it; the agent does not need it")
+                (
+                    Severity::Warning,
+                    "the UI skips it; the agent does not need it",
+                )
             };
             out.push(Finding::new(
                 self.id(),
@@ -68,7 +71,10 @@ Repair
                     self.id(),
                     Severity::Warning,
                     format!("events/{}", f.name),
-                    format!("event {} (beyond the index gap) cannot be read: {u}", ix(f.idx as usize)),
+                    format!(
+                        "event {} (beyond the index gap) cannot be read: {u}",
+                        ix(f.idx as usize)
+                    ),
                 ));
             }
         }

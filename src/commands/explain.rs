@@ -28,3 +28,25 @@ pub fn explain(check: Option<&str>) -> ExitStatus {
         Err(e) => super::diagnose::broken_pipe_or_error(e),
     }
 }
+
+/// docs/checks.md, generated from the checks' own documentation
+/// (`tests/docs.rs` keeps the file equal to this).
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# Checks\n\nGenerated from the checks' own text (`convo-doctor explain <id>` prints the same);\n\
+         `UPDATE_DOCS=1 cargo test --test docs` rewrites this file.\n\n\
+         | id | finds |\n|---|---|\n",
+    );
+    for c in REGISTRY {
+        s.push_str(&format!("| [`{}`](#{}) | {} |\n", c.id(), c.id(), c.summary()));
+    }
+    for c in REGISTRY {
+        s.push_str(&format!(
+            "\n## {}\n\n{}\n\n```text\n{}\n```\n",
+            c.id(),
+            c.summary(),
+            c.explain()
+        ));
+    }
+    s
+}

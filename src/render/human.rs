@@ -123,7 +123,11 @@ impl Renderer for Human {
             t,
             "{} {} scanned: {} clean, {} with findings",
             n,
-            if n == 1 { "conversation" } else { "conversations" },
+            if n == 1 {
+                "conversation"
+            } else {
+                "conversations"
+            },
             s.clean,
             s.with_findings
         );

@@ -14,10 +14,16 @@ pub struct Json {
 
 impl Json {
     pub fn document() -> Self {
-        Json { lines: false, count: 0 }
+        Json {
+            lines: false,
+            count: 0,
+        }
     }
     pub fn lines() -> Self {
-        Json { lines: true, count: 0 }
+        Json {
+            lines: true,
+            count: 0,
+        }
     }
 }
 
@@ -35,7 +41,10 @@ impl Renderer for Json {
             writeln!(w, "{text}")?;
         } else {
             if self.count == 0 {
-                write!(w, "{{\"schema_version\":{SCHEMA_VERSION},\"conversations\":[")?;
+                write!(
+                    w,
+                    "{{\"schema_version\":{SCHEMA_VERSION},\"conversations\":["
+                )?;
             } else {
                 write!(w, ",")?;
             }
@@ -51,7 +60,10 @@ impl Renderer for Json {
             writeln!(w, "{{\"summary\":{summary}}}")?;
         } else {
             if self.count == 0 {
-                write!(w, "{{\"schema_version\":{SCHEMA_VERSION},\"conversations\":[")?;
+                write!(
+                    w,
+                    "{{\"schema_version\":{SCHEMA_VERSION},\"conversations\":["
+                )?;
             }
             writeln!(w, "],\"summary\":{summary}}}")?;
         }

@@ -8,9 +8,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::event::{
-    counts_as_event_file, parse_event, parse_event_name, EventRecord, Unreadable,
-};
+use super::event::{counts_as_event_file, parse_event, parse_event_name, EventRecord, Unreadable};
 use super::fsread::{io_reason, read_regular};
 
 /// A JSON state file (`base_state.json`, `meta.json`, `owner_lease.json`).

@@ -46,8 +46,12 @@ pub fn discover(root: &Path) -> Result<Discovery, String> {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let p = e.path().map(|p| p.display().to_string()).unwrap_or_default();
-                out.notes.push(format!("`{p}` was skipped: {}", walk_reason(&e)));
+                let p = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                out.notes
+                    .push(format!("`{p}` was skipped: {}", walk_reason(&e)));
                 continue;
             }
         };

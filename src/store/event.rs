@@ -113,7 +113,10 @@ pub enum Unreadable {
     NotObject,
     MissingKind,
     /// A key the SDK validates has the wrong type (e.g. a numeric `parent_id`).
-    BadField { field: &'static str, found: &'static str },
+    BadField {
+        field: &'static str,
+        found: &'static str,
+    },
     /// Not a regular file (directory, FIFO, socket, symlink): never opened.
     NotAFile(&'static str),
     /// Too large to read safely.
@@ -285,7 +288,9 @@ mod tests {
         assert_eq!(n.idx, 7);
         assert_eq!(n.id, "ae760ea7-1234");
         assert_eq!(
-            parse_event_name("event-123456-abcdef12.json", true).unwrap().idx,
+            parse_event_name("event-123456-abcdef12.json", true)
+                .unwrap()
+                .idx,
             123456
         );
         // 1.29.x read exactly five digits
@@ -332,7 +337,10 @@ mod tests {
         ));
         assert_eq!(parse_event(b"[1,2]").unwrap_err(), Unreadable::NotObject);
         assert_eq!(parse_event(b"\"x\"").unwrap_err(), Unreadable::NotObject);
-        assert_eq!(parse_event(br#"{"id":"a"}"#).unwrap_err(), Unreadable::MissingKind);
+        assert_eq!(
+            parse_event(br#"{"id":"a"}"#).unwrap_err(),
+            Unreadable::MissingKind
+        );
         assert_eq!(
             parse_event(br#"{"id":"a","kind":"K","parent_id":5}"#).unwrap_err(),
             Unreadable::BadField {

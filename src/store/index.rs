@@ -32,7 +32,9 @@ impl Index {
         let mut n: u64 = 0;
         while let Some(&pos) = winner.get(&n) {
             let i = ix.by_idx.len();
-            ix.id_to_idx.entry(dir.files[pos].name_id.clone()).or_insert(i);
+            ix.id_to_idx
+                .entry(dir.files[pos].name_id.clone())
+                .or_insert(i);
             ix.by_idx.push(pos);
             n += 1;
         }

@@ -100,7 +100,7 @@ fn classify_orphans(
     });
     let mut out = Vec::new();
     for &i in ui {
-        if in_agent[i] || (is_artifact(i) && !in_agent[i]) {
+        if in_agent[i] || is_artifact(i) {
             continue;
         }
         // Walk the tolerant ancestry until it meets the branch.

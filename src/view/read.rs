@@ -13,10 +13,15 @@ use crate::version::Version;
 pub enum ReadError {
     Unreadable(Unreadable),
     /// `kind` (or `action.kind` / `observation.kind`) not registered.
-    UnknownKind { kind: String, field: &'static str },
+    UnknownKind {
+        kind: String,
+        field: &'static str,
+    },
     /// The name is not `event-{idx:05d}-{id}.json`, the path the SDK rebuilds
     /// to read it, so the read finds no file.
-    NonCanonicalName { expected: String },
+    NonCanonicalName {
+        expected: String,
+    },
     /// A pre-tree reader (< 1.31) rejects `parent_id` (`extra_forbidden`).
     TreeFieldTooNew,
 }
@@ -28,10 +33,9 @@ impl std::fmt::Display for ReadError {
             ReadError::UnknownKind { kind, field } => {
                 write!(f, "its {field} `{kind}` is not a kind this SDK knows")
             }
-            ReadError::NonCanonicalName { expected } => write!(
-                f,
-                "the SDK reads it as `{expected}`, which does not exist"
-            ),
+            ReadError::NonCanonicalName { expected } => {
+                write!(f, "the SDK reads it as `{expected}`, which does not exist")
+            }
             ReadError::TreeFieldTooNew => {
                 write!(f, "it has a `parent_id`, which readers before 1.31 reject")
             }
@@ -74,6 +78,10 @@ impl<'a> Reader<'a> {
 
     pub fn len(&self) -> usize {
         self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
     }
 
     pub fn file(&self, idx: usize) -> &'a EventFile {
@@ -131,7 +139,10 @@ impl<'a> Reader<'a> {
         if f.name != expected {
             return Err(ReadError::NonCanonicalName { expected });
         }
-        let rec = f.record.as_ref().map_err(|u| ReadError::Unreadable(u.clone()))?;
+        let rec = f
+            .record
+            .as_ref()
+            .map_err(|u| ReadError::Unreadable(u.clone()))?;
         self.check_kinds(rec)?;
         if !self.version.tree_era() && rec.parent.is_present() {
             return Err(ReadError::TreeFieldTooNew);

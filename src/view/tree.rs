@@ -48,7 +48,10 @@ impl LoadError {
 
 /// Normalise a conversation id: dashes removed, lower case.
 pub fn norm_id(s: &str) -> String {
-    s.chars().filter(|c| *c != '-').flat_map(|c| c.to_lowercase()).collect()
+    s.chars()
+        .filter(|c| *c != '-')
+        .flat_map(|c| c.to_lowercase())
+        .collect()
 }
 
 fn is_hex32(s: &str) -> bool {
@@ -109,8 +112,13 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
     Ok((leaf, head_is_empty))
 }
 
-fn read_at<'a>(reader: &Reader<'a>, idx: usize) -> Result<&'a crate::store::EventRecord, LoadError> {
-    reader.read(idx).map_err(|error| LoadError::Read { idx, error })
+fn read_at<'a>(
+    reader: &Reader<'a>,
+    idx: usize,
+) -> Result<&'a crate::store::EventRecord, LoadError> {
+    reader
+        .read(idx)
+        .map_err(|error| LoadError::Read { idx, error })
 }
 
 /// `_resolve_active_leaf()` as an index, `None` for an empty HEAD.

@@ -29,7 +29,11 @@ impl Conv {
             state["id"] = json!("01234567-89ab-cdef-0123-456789abcdef");
         }
         fs::write(dir.join("base_state.json"), state.to_string()).unwrap();
-        Conv { _tmp: tmp, dir, next: 0 }
+        Conv {
+            _tmp: tmp,
+            dir,
+            next: 0,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -59,7 +63,11 @@ impl Conv {
     }
 
     pub fn write_raw(&self, idx: usize, id: &str, text: &str) {
-        fs::write(self.dir.join(format!("events/event-{idx:05}-{id}.json")), text).unwrap();
+        fs::write(
+            self.dir.join(format!("events/event-{idx:05}-{id}.json")),
+            text,
+        )
+        .unwrap();
     }
 
     pub fn set_state(&self, state: Value) {
