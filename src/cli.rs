@@ -37,8 +37,64 @@ pub enum Command {
     /// Report what is wrong with conversations (read-only).
     #[command(after_long_help = EXIT_CODES)]
     Diagnose(DiagnoseArgs),
+    /// Repair what can be repaired safely: false roots, meta.json drift.
+    #[command(after_long_help = REPAIR_EXIT_CODES)]
+    Repair(RepairArgs),
+    /// Restore the files a repair run changed (unless they changed since).
+    Undo(UndoArgs),
     /// Explain a check: what it finds, why it matters, how it is repaired.
     Explain(ExplainArgs),
+}
+
+const REPAIR_EXIT_CODES: &str = "\
+Exit status:
+  --dry-run: 0 nothing to change; 1 changes pending (diff printed)
+  otherwise: 0 nothing at or above --fail-on remains; 1 findings remain
+  2: usage error, or a PATH that cannot be read";
+
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// Conversation directories, or stores holding them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Print the diff of every file that would change, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// The server version that will open these folders. 1.43.0 or newer
+    /// drops meta.json's copy of the agent; older or unset syncs it instead
+    /// (servers before 1.43 require it).
+    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
+    pub server_version: Option<Version>,
+
+    /// Repair only these checks (comma-separated ids).
+    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    pub only: Vec<String>,
+
+    /// Also re-link false roots that are only probable (a deliberate
+    /// navigate_to(None) can look the same). Needs `--only false-root`.
+    #[arg(long)]
+    pub accept_ambiguous: bool,
+
+    /// Where backups go (default: $XDG_STATE_HOME/convo-doctor/backups or
+    /// ~/.local/state/convo-doctor/backups).
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+
+    /// Exit 1 when a finding at or above this severity remains.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// The run id printed by `repair`.
+    pub run_id: String,
+
+    /// The backup directory given to `repair`, if any.
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
 }
 
 /// Severity threshold for a non-zero exit.

@@ -7,6 +7,7 @@
 pub mod checks;
 pub mod cli;
 pub mod commands;
+pub mod fix;
 pub mod kinds;
 pub mod render;
 pub mod report;
@@ -23,5 +24,7 @@ pub fn run(cli: cli::Cli) -> ExitStatus {
     match &cli.command {
         cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
         cli::Command::Explain(args) => commands::explain::explain(args.check.as_deref()),
+        cli::Command::Repair(args) => commands::repair::repair(args, color),
+        cli::Command::Undo(args) => commands::repair::undo(args),
     }
 }

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::checks::{self, false_root, ix, plural, Ctx, Finding};
 use crate::secrets::Redactor;
+use crate::store::conversation::Overlay;
 use crate::store::{Conversation, Index, ParentRef};
 use crate::version::Version;
 use crate::view::{LoadError, OrphanWhy, Views};
@@ -112,7 +113,17 @@ pub fn describe_load_error(e: &LoadError, reader: &crate::view::Reader) -> Strin
 
 /// Read, view, check: everything about one conversation.
 pub fn analyze(dir: &std::path::Path, display: String, opts: &Options) -> ConversationReport {
-    let conv = Conversation::load(dir, opts.version.wide_index());
+    analyze_with(dir, display, opts, &Overlay::new())
+}
+
+/// [`analyze`] with some files replaced by planned contents.
+pub fn analyze_with(
+    dir: &std::path::Path,
+    display: String,
+    opts: &Options,
+    overlay: &Overlay,
+) -> ConversationReport {
+    let conv = Conversation::load_with(dir, opts.version.wide_index(), overlay);
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, opts.version);
     let ctx = Ctx::new(&conv, &index, &views, opts.version);

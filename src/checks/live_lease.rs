@@ -39,7 +39,31 @@ fn pid_alive(pid: u64) -> bool {
 /// Evaluate owner_lease.json: live if `expires_at > now` and (another host,
 /// or this host with `owner_pid` alive).
 pub fn lease_state(ctx: &Ctx) -> Lease {
-    let v = match &ctx.conv.lease {
+    lease_of(&ctx.conv.lease, ctx.now)
+}
+
+/// Who holds a live lease on the conversation folder `dir` right now (read
+/// fresh from disk, for the moment before a write).
+pub fn live_owner(dir: &std::path::Path) -> Option<String> {
+    let path = dir.join("owner_lease.json");
+    let doc = match crate::store::fsread::read_regular(&path) {
+        Err(_) if std::fs::symlink_metadata(&path).is_err() => crate::store::Doc::Missing,
+        Err(e) => crate::store::Doc::Unreadable(e),
+        Ok((b, _)) => match serde_json::from_slice(&b) {
+            Ok(v) => crate::store::Doc::Present(v),
+            Err(_) => {
+                crate::store::Doc::Unreadable(crate::store::Unreadable::InvalidJson(String::new()))
+            }
+        },
+    };
+    match lease_of(&doc, std::time::SystemTime::now()) {
+        Lease::Live { owner, .. } => Some(owner),
+        _ => None,
+    }
+}
+
+fn lease_of(doc: &crate::store::Doc, now: std::time::SystemTime) -> Lease {
+    let v = match doc {
         crate::store::Doc::Missing => return Lease::None,
         crate::store::Doc::Unreadable(_) => return Lease::Unparsable,
         crate::store::Doc::Present(v) => v,
@@ -47,8 +71,7 @@ pub fn lease_state(ctx: &Ctx) -> Lease {
     let Some(expires) = v.get("expires_at").and_then(Value::as_f64) else {
         return Lease::Unparsable;
     };
-    let now = ctx
-        .now
+    let now = now
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);

@@ -20,7 +20,7 @@ pub mod false_root;
 mod filename_id_mismatch;
 mod id_mismatch;
 mod index_gap;
-mod live_lease;
+pub mod live_lease;
 pub mod meta_divergence;
 mod meta_duplicate;
 mod parent_cycle;

@@ -2,6 +2,7 @@
 
 pub mod diagnose;
 pub mod explain;
+pub mod repair;
 
 /// How a command ended; mapped to the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

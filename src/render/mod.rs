@@ -2,6 +2,7 @@
 
 pub mod human;
 pub mod json;
+pub mod repair;
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};

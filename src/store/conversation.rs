@@ -88,12 +88,30 @@ pub fn is_conversation_dir(dir: &Path) -> bool {
         .any(|n| fs::symlink_metadata(dir.join(n)).is_ok())
 }
 
-fn read_doc(path: &Path) -> (Doc, Option<SystemTime>) {
-    match read_regular(path) {
+/// Planned file contents that replace what is on disk (keyed by the path
+/// relative to the conversation folder), so a repair can be diagnosed again
+/// in memory before anything is written.
+pub type Overlay = std::collections::HashMap<String, Vec<u8>>;
+
+fn read_with(
+    path: &Path,
+    rel: &str,
+    overlay: &Overlay,
+) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
+    if let Some(bytes) = overlay.get(rel) {
+        let mtime = fs::symlink_metadata(path)
+            .ok()
+            .and_then(|m| m.modified().ok());
+        return Ok((bytes.clone(), mtime));
+    }
+    read_regular(path).map(|(b, md)| (b, md.modified().ok()))
+}
+
+fn read_doc(path: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTime>) {
+    match read_with(path, rel, overlay) {
         Err(Unreadable::Io(_)) if fs::symlink_metadata(path).is_err() => (Doc::Missing, None),
         Err(e) => (Doc::Unreadable(e), None),
-        Ok((bytes, md)) => {
-            let mtime = md.modified().ok();
+        Ok((bytes, mtime)) => {
             if bytes.is_empty() {
                 return (Doc::Unreadable(Unreadable::Empty), mtime);
             }
@@ -119,13 +137,19 @@ fn read_doc(path: &Path) -> (Doc, Option<SystemTime>) {
 impl Conversation {
     /// Read a conversation folder. Never fails: every problem is recorded.
     pub fn load(dir: &Path, wide_index: bool) -> Conversation {
+        Self::load_with(dir, wide_index, &Overlay::new())
+    }
+
+    /// [`Conversation::load`], with some files' contents replaced by `overlay`.
+    pub fn load_with(dir: &Path, wide_index: bool, overlay: &Overlay) -> Conversation {
         let folder = dir
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let (base_state, base_state_mtime) = read_doc(&dir.join("base_state.json"));
-        let (meta, _) = read_doc(&dir.join("meta.json"));
-        let (lease, _) = read_doc(&dir.join("owner_lease.json"));
+        let (base_state, base_state_mtime) =
+            read_doc(&dir.join("base_state.json"), "base_state.json", overlay);
+        let (meta, _) = read_doc(&dir.join("meta.json"), "meta.json", overlay);
+        let (lease, _) = read_doc(&dir.join("owner_lease.json"), "owner_lease.json", overlay);
         let entries = fs::read_dir(dir)
             .map(|rd| {
                 rd.filter_map(|e| e.ok())
@@ -133,7 +157,7 @@ impl Conversation {
                     .collect()
             })
             .unwrap_or_default();
-        let events = read_events(&dir.join("events"), wide_index);
+        let events = read_events(&dir.join("events"), wide_index, overlay);
         Conversation {
             dir: dir.to_path_buf(),
             folder,
@@ -147,7 +171,7 @@ impl Conversation {
     }
 }
 
-fn read_events(events_dir: &Path, wide_index: bool) -> EventDir {
+fn read_events(events_dir: &Path, wide_index: bool, overlay: &Overlay) -> EventDir {
     let mut out = EventDir::default();
     match fs::symlink_metadata(events_dir) {
         Err(_) => return out,
@@ -174,8 +198,8 @@ fn read_events(events_dir: &Path, wide_index: bool) -> EventDir {
         let path = entry.path();
         match parse_event_name(&name, wide_index) {
             Some(n) => {
-                let (record, mtime) = match read_regular(&path) {
-                    Ok((bytes, md)) => (parse_event(&bytes), md.modified().ok()),
+                let (record, mtime) = match read_with(&path, &format!("events/{name}"), overlay) {
+                    Ok((bytes, mtime)) => (parse_event(&bytes), mtime),
                     Err(e) => (Err(e), None),
                 };
                 out.files.push(EventFile {

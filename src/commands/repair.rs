@@ -1,0 +1,169 @@
+//! `convo-doctor repair [--dry-run] PATH...` and `convo-doctor undo RUN-ID`.
+
+use std::io;
+
+use super::diagnose::{broken_pipe_or_error, threshold};
+use super::{selection, ExitStatus};
+use crate::cli::{RepairArgs, UndoArgs};
+use crate::fix::persist::{self, Restored, Run};
+use crate::fix::{self, RepairOptions};
+use crate::render;
+use crate::store::discover::discover;
+
+pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
+    if args.accept_ambiguous && args.only != ["false-root"] {
+        render::error(
+            "--accept-ambiguous needs `--only false-root`: it is consent for that one repair",
+        );
+        return ExitStatus::Error;
+    }
+    let selected = match selection(&args.only, &[]) {
+        Ok(s) => s,
+        Err(e) => {
+            render::error(&e);
+            return ExitStatus::Error;
+        }
+    };
+    let opts = RepairOptions {
+        server_version: args.server_version,
+        selected: &selected,
+        accept_ambiguous: args.accept_ambiguous,
+    };
+    let backup_root = match (&args.backup_dir, args.dry_run) {
+        (Some(d), _) => Some(d.clone()),
+        (None, true) => None,
+        (None, false) => match persist::default_backup_root() {
+            Ok(d) => Some(d),
+            Err(e) => {
+                render::error(&e);
+                return ExitStatus::Error;
+            }
+        },
+    };
+    let mut run: Option<Run> = None;
+    let stdout = io::stdout();
+    let mut w = stdout.lock();
+    let fail = threshold(args.fail_on);
+    let (mut files, mut conversations, mut left_total) = (0, 0, 0);
+    let mut status = ExitStatus::Success;
+    let mut remaining_bad = false;
+    for path in &args.paths {
+        let found = match discover(path) {
+            Ok(f) => f,
+            Err(e) => {
+                render::error(&e);
+                status = ExitStatus::Error;
+                continue;
+            }
+        };
+        for dir in &found.conversations {
+            let prefix = dir
+                .strip_prefix(path)
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            let plan = fix::plan(dir, dir.display().to_string(), &opts);
+            let mut applied = None;
+            if plan.has_changes() && !args.dry_run {
+                if run.is_none() {
+                    let root = backup_root.clone().unwrap_or_default();
+                    match Run::new(&root, persist::new_run_id()) {
+                        Ok(r) => run = Some(r),
+                        Err(e) => {
+                            render::error(&e);
+                            return ExitStatus::Error;
+                        }
+                    }
+                }
+                let r = run
+                    .as_mut()
+                    .map(|r| persist::apply(&plan, r, conversations + 1));
+                applied = r;
+            }
+            let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
+            if ok {
+                files += plan.edits.len();
+                conversations += 1;
+            }
+            let remaining: &[crate::checks::Finding] = if ok {
+                plan.remaining()
+            } else {
+                &plan.before.findings
+            };
+            if fail.is_some_and(|t| remaining.iter().any(|f| f.severity >= t)) {
+                remaining_bad = true;
+            }
+            left_total += plan.left.len();
+            if let Err(e) = render::repair::plan(
+                &mut w,
+                &plan,
+                &prefix,
+                args.dry_run,
+                applied.as_ref(),
+                color,
+            ) {
+                return broken_pipe_or_error(e);
+            }
+        }
+    }
+    let run_info = run
+        .as_ref()
+        .filter(|r| !r.manifest.files.is_empty())
+        .map(|r| (r.id.clone(), r.dir.display().to_string()));
+    if let Err(e) = render::repair::finish(
+        &mut w,
+        args.dry_run,
+        files,
+        conversations,
+        left_total,
+        run_info.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+    ) {
+        return broken_pipe_or_error(e);
+    }
+    if status == ExitStatus::Error {
+        return status;
+    }
+    if args.dry_run {
+        return if files > 0 {
+            ExitStatus::Findings
+        } else {
+            ExitStatus::Success
+        };
+    }
+    if remaining_bad {
+        ExitStatus::Findings
+    } else {
+        ExitStatus::Success
+    }
+}
+
+pub fn undo(args: &UndoArgs) -> ExitStatus {
+    let root = match &args.backup_dir {
+        Some(d) => d.clone(),
+        None => match persist::default_backup_root() {
+            Ok(d) => d,
+            Err(e) => {
+                render::error(&e);
+                return ExitStatus::Error;
+            }
+        },
+    };
+    let (dir, manifest) = match persist::load_run(&root, &args.run_id) {
+        Ok(x) => x,
+        Err(e) => {
+            render::error(&e);
+            return ExitStatus::Error;
+        }
+    };
+    let results = persist::undo(&dir, &manifest);
+    let refused = results
+        .iter()
+        .any(|(_, r)| matches!(r, Restored::Refused(_)));
+    if let Err(e) = render::repair::undo(&mut io::stdout().lock(), &results) {
+        return broken_pipe_or_error(e);
+    }
+    if refused {
+        ExitStatus::Findings
+    } else {
+        ExitStatus::Success
+    }
+}

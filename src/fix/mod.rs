@@ -1,0 +1,262 @@
+//! Fixes: turn findings into a plan of byte-level edits, prove the plan in
+//! memory, then (only when asked) apply it safely.
+//!
+//! A plan is computed from disk without writing anything; `--dry-run` stops
+//! there. Applying re-checks everything under the SDK's own lock (persist.rs).
+
+pub mod false_root;
+pub mod meta;
+pub mod patch;
+pub mod persist;
+
+use std::path::{Path, PathBuf};
+
+use crate::checks::{self, Ctx, Finding, Severity};
+use crate::report::{self, ConversationReport};
+use crate::secrets::Redactor;
+use crate::store::conversation::Overlay;
+use crate::store::{Conversation, Index};
+use crate::version::{Version, NEWEST};
+use crate::view::Views;
+
+/// One file's planned change.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    /// Path relative to the conversation folder.
+    pub rel: String,
+    pub before: Vec<u8>,
+    pub after: Vec<u8>,
+    /// Check ids this edit fixes.
+    pub checks: Vec<&'static str>,
+    /// What changes, in words.
+    pub what: Vec<String>,
+}
+
+/// A finding the plan does not fix, and why.
+#[derive(Debug, Clone)]
+pub struct Left {
+    pub check: &'static str,
+    pub file: String,
+    pub why: String,
+}
+
+#[derive(Debug)]
+pub struct Plan {
+    pub dir: PathBuf,
+    pub display: String,
+    pub edits: Vec<Edit>,
+    pub left: Vec<Left>,
+    /// Set when nothing may be written to this conversation, with the reason.
+    pub refused: Option<String>,
+    /// Notes for the operator (kept secrets, available modes).
+    pub notes: Vec<String>,
+    pub before: ConversationReport,
+    /// The diagnosis of the planned result (None when nothing changes).
+    pub after: Option<ConversationReport>,
+    pub redactor: Redactor,
+}
+
+impl Plan {
+    pub fn has_changes(&self) -> bool {
+        self.refused.is_none() && !self.edits.is_empty()
+    }
+
+    /// Findings that remain once the plan is applied (or now, if refused).
+    pub fn remaining(&self) -> &[Finding] {
+        match (&self.refused, &self.after) {
+            (None, Some(a)) => &a.findings,
+            _ => &self.before.findings,
+        }
+    }
+}
+
+pub struct RepairOptions<'a> {
+    /// The declared server version; `None` means "not declared" (rules of the
+    /// newest release, and the mode that is safe for every server).
+    pub server_version: Option<Version>,
+    pub selected: &'a dyn Fn(&str) -> bool,
+    /// Repair false roots that are only probable (needs `--only false-root`).
+    pub accept_ambiguous: bool,
+}
+
+impl RepairOptions<'_> {
+    pub fn version(&self) -> Version {
+        self.server_version.unwrap_or(NEWEST)
+    }
+}
+
+/// Builds up edits, merging several changes to one file.
+#[derive(Default)]
+pub struct Edits {
+    pub edits: Vec<Edit>,
+}
+
+impl Edits {
+    /// The current planned text of `rel` (or `original` if untouched).
+    pub fn current<'a>(&'a self, rel: &str, original: &'a [u8]) -> &'a [u8] {
+        self.edits
+            .iter()
+            .find(|e| e.rel == rel)
+            .map_or(original, |e| e.after.as_slice())
+    }
+
+    pub fn record(
+        &mut self,
+        rel: &str,
+        original: &[u8],
+        after: String,
+        check: &'static str,
+        what: String,
+    ) {
+        match self.edits.iter_mut().find(|e| e.rel == rel) {
+            Some(e) => {
+                e.after = after.into_bytes();
+                if !e.checks.contains(&check) {
+                    e.checks.push(check);
+                }
+                e.what.push(what);
+            }
+            None => self.edits.push(Edit {
+                rel: rel.to_string(),
+                before: original.to_vec(),
+                after: after.into_bytes(),
+                checks: vec![check],
+                what: vec![what],
+            }),
+        }
+    }
+}
+
+fn diagnose_with(
+    dir: &Path,
+    display: &str,
+    version: Version,
+    overlay: &Overlay,
+) -> ConversationReport {
+    let all = |_: &str| true;
+    let opts = report::Options {
+        version,
+        selected: &all,
+        event_list: false,
+    };
+    report::analyze_with(dir, display.to_string(), &opts, overlay)
+}
+
+/// Plan the repair of one conversation. Writes nothing.
+pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
+    let version = opts.version();
+    let conv = Conversation::load(dir, version.wide_index());
+    let index = Index::build(&conv.events);
+    let views = Views::compute(&conv, &index, version);
+    let ctx = Ctx::new(&conv, &index, &views, version);
+    let before = diagnose_with(dir, &display, version, &Overlay::new());
+    let mut plan = Plan {
+        dir: dir.to_path_buf(),
+        display,
+        edits: Vec::new(),
+        left: Vec::new(),
+        refused: None,
+        notes: Vec::new(),
+        redactor: before.redactor.clone(),
+        before,
+        after: None,
+    };
+    if let checks::live_lease::Lease::Live { owner, .. } = checks::live_lease::lease_state(&ctx) {
+        plan.refused = Some(format!(
+            "in use by {owner} (owner_lease.json is live); stop the server or wait for the lease to expire"
+        ));
+        return plan;
+    }
+    let mut edits = Edits::default();
+    if (opts.selected)("false-root") {
+        false_root::plan(&ctx, opts, &mut edits, &mut plan);
+    }
+    if (opts.selected)("meta-divergence") || (opts.selected)("meta-duplicate") {
+        meta::plan(&ctx, opts, &mut edits, &mut plan);
+    }
+    plan.edits = edits.edits;
+    if !plan.edits.is_empty() {
+        verify_in_memory(&mut plan, version);
+    }
+    plan.left.extend(unfixed(&plan));
+    plan
+}
+
+/// Diagnose the planned result in memory: refuse the whole plan if it would
+/// introduce an error, or if a finding it claims to fix is still there.
+fn verify_in_memory(plan: &mut Plan, version: Version) {
+    let overlay: Overlay = plan
+        .edits
+        .iter()
+        .map(|e| (e.rel.clone(), e.after.clone()))
+        .collect();
+    let after = diagnose_with(&plan.dir, &plan.display, version, &overlay);
+    for d in [&after.findings] {
+        for f in d.iter() {
+            let new_error = f.severity == Severity::Error
+                && !plan.before.findings.iter().any(|b| {
+                    b.check == f.check && b.file == f.file && b.severity == Severity::Error
+                });
+            if new_error {
+                plan.refused = Some(format!(
+                    "the repair would introduce a new error ({}: {}); nothing was changed",
+                    f.check, f.message
+                ));
+            }
+        }
+    }
+    for e in &plan.edits {
+        for &c in &e.checks {
+            if after
+                .findings
+                .iter()
+                .any(|f| f.check == c && f.file == e.rel && f.severity >= Severity::Warning)
+            {
+                plan.refused = Some(format!(
+                    "the planned change to {} does not clear `{c}`; nothing was changed",
+                    e.rel
+                ));
+            }
+        }
+    }
+    if let (Some(b), Some(a)) = (plan.before.events.agent_view, after.events.agent_view) {
+        if a < b {
+            plan.refused = Some(format!(
+                "the repair would shrink the agent's view from {b} to {a} events; nothing was changed"
+            ));
+        }
+    }
+    for e in &plan.edits {
+        for doc in [&e.after] {
+            if let Ok(v) = serde_json::from_slice(doc) {
+                plan.redactor.learn(&v);
+            }
+        }
+    }
+    plan.after = Some(after);
+}
+
+/// Findings at warning or above that the plan leaves, with the reason.
+fn unfixed(plan: &Plan) -> Vec<Left> {
+    let already: Vec<(&str, &str)> = plan
+        .left
+        .iter()
+        .map(|l| (l.check, l.file.as_str()))
+        .collect();
+    plan.remaining()
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning)
+        .filter(|f| !already.contains(&(f.check, f.file.as_str())))
+        .map(|f| Left {
+            check: f.check,
+            file: f.file.clone(),
+            why: match &plan.refused {
+                Some(r) => format!("refused: {r}"),
+                None => format!(
+                    "no safe automatic repair; needs a human (see `convo-doctor explain {}`)",
+                    f.check
+                ),
+            },
+        })
+        .collect()
+}

@@ -1,0 +1,191 @@
+//! Output of `repair` and `undo`: unified diffs, then what was (or would be)
+//! fixed, what is left and why.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use owo_colors::OwoColorize;
+use similar::TextDiff;
+
+use super::sanitize;
+use crate::fix::persist::{ManifestEntry, Restored};
+use crate::fix::{Edit, Plan};
+
+/// Pretty-print JSON for display so a one-line event shows as readable lines;
+/// anything that is not JSON is shown as it is.
+fn display_text(bytes: &[u8]) -> String {
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+/// A unified diff of one edit with `a/` and `b/` headers.
+pub fn diff(edit: &Edit, shown_path: &str, color: bool) -> String {
+    let old = display_text(&edit.before);
+    let new = display_text(&edit.after);
+    let d = TextDiff::from_lines(&old, &new);
+    let a = format!("a/{shown_path}");
+    let b = format!("b/{shown_path}");
+    let text = d
+        .unified_diff()
+        .context_radius(3)
+        .header(&a, &b)
+        .to_string();
+    let mut out = String::new();
+    for line in text.lines() {
+        let line = sanitize(line);
+        let painted = if !color {
+            line
+        } else if line.starts_with("+++") || line.starts_with("---") {
+            line.bold().to_string()
+        } else if line.starts_with('+') {
+            line.green().to_string()
+        } else if line.starts_with('-') {
+            line.red().to_string()
+        } else if line.starts_with("@@") {
+            line.cyan().to_string()
+        } else {
+            line
+        };
+        out.push_str(&painted);
+        out.push('\n');
+    }
+    out
+}
+
+/// Everything about one conversation's plan. `prefix` is the conversation's
+/// path relative to the PATH given (empty when PATH is the conversation).
+pub fn plan(
+    w: &mut dyn Write,
+    p: &Plan,
+    prefix: &str,
+    dry_run: bool,
+    applied: Option<&Result<Vec<String>, String>>,
+    color: bool,
+) -> io::Result<()> {
+    let mut s = String::new();
+    let changing = p.has_changes() && !matches!(applied, Some(Err(_)));
+    if changing {
+        for e in &p.edits {
+            let shown = if prefix.is_empty() {
+                e.rel.clone()
+            } else {
+                format!("{prefix}/{}", e.rel)
+            };
+            s.push_str(&diff(e, &shown, color));
+        }
+    }
+    if !changing && p.left.is_empty() && p.notes.is_empty() && p.refused.is_none() {
+        return Ok(()); // nothing to say about a healthy conversation
+    }
+    let head = if color {
+        sanitize(&p.display).bold().to_string()
+    } else {
+        sanitize(&p.display)
+    };
+    let _ = writeln!(s, "{head}");
+    let verb = if dry_run { "would fix" } else { "fixed" };
+    if let Some(Err(why)) = applied {
+        let _ = writeln!(s, "  not applied: {}", sanitize(why));
+    }
+    if let Some(r) = &p.refused {
+        let _ = writeln!(s, "  refused: {}", sanitize(r));
+    } else if !matches!(applied, Some(Err(_))) {
+        for e in &p.edits {
+            for what in &e.what {
+                let _ = writeln!(
+                    s,
+                    "  {verb:<9} [{}] {}: {}",
+                    e.checks.join(","),
+                    sanitize(&e.rel),
+                    sanitize(what)
+                );
+            }
+        }
+    }
+    for l in &p.left {
+        let _ = writeln!(
+            s,
+            "  left      [{}] {}: {}",
+            l.check,
+            sanitize(&l.file),
+            sanitize(&l.why)
+        );
+    }
+    for n in &p.notes {
+        let _ = writeln!(s, "  note      {}", sanitize(n));
+    }
+    if changing {
+        if let Some(after) = &p.after {
+            let _ = writeln!(s, "  → after repair: {}", sanitize(&after.verdict));
+        }
+    }
+    s.push('\n');
+    w.write_all(p.redactor.redact(&s).as_bytes())
+}
+
+/// The closing lines of a repair run.
+pub fn finish(
+    w: &mut dyn Write,
+    dry_run: bool,
+    files: usize,
+    conversations: usize,
+    left: usize,
+    run: Option<(&str, &str)>,
+) -> io::Result<()> {
+    let mut s = String::new();
+    match (dry_run, files) {
+        (_, 0) => {
+            let _ = writeln!(s, "nothing to repair");
+        }
+        (true, _) => {
+            let _ = writeln!(
+                s,
+                "would change {files} file{} in {conversations} conversation{}; run without --dry-run to apply",
+                if files == 1 { "" } else { "s" },
+                if conversations == 1 { "" } else { "s" }
+            );
+        }
+        (false, _) => {
+            let _ = writeln!(
+                s,
+                "changed {files} file{} in {conversations} conversation{}",
+                if files == 1 { "" } else { "s" },
+                if conversations == 1 { "" } else { "s" }
+            );
+        }
+    }
+    if let Some((id, dir)) = run {
+        let _ = writeln!(
+            s,
+            "backups: {} (undo with `convo-doctor undo {id}`)",
+            sanitize(dir)
+        );
+    }
+    if left > 0 {
+        let _ = writeln!(
+            s,
+            "{left} finding{} left (see above)",
+            if left == 1 { "" } else { "s" }
+        );
+    }
+    w.write_all(s.as_bytes())?;
+    w.flush()
+}
+
+/// One line per file `undo` handled.
+pub fn undo(w: &mut dyn Write, results: &[(ManifestEntry, Restored)]) -> io::Result<()> {
+    let mut s = String::new();
+    for (e, r) in results {
+        let path = format!("{}/{}", e.conversation.display(), e.file);
+        let line = match r {
+            Restored::Restored => format!("restored  {path}"),
+            Restored::AlreadyOriginal => format!("unchanged {path} (already the original)"),
+            Restored::Refused(why) => format!("refused   {path}: {why}"),
+        };
+        let _ = writeln!(s, "{}", sanitize(&line));
+    }
+    w.write_all(s.as_bytes())?;
+    w.flush()
+}
