@@ -36,12 +36,22 @@ Repair
         let mut hidden: Vec<u64> = ctx.index.beyond_gap.iter().map(|&p| files[p].idx).collect();
         hidden.sort_unstable();
         let (lo, hi) = (hidden[0] as usize, hidden[hidden.len() - 1] as usize);
+        let head_beyond = matches!(
+            ctx.load_error(),
+            Some(crate::view::LoadError::UnknownLeaf { id })
+                if ctx.index.beyond_gap.iter().any(|&p| files[p].name_id == *id)
+        );
+        let tail = if head_beyond {
+            "; the stored HEAD (leaf_event_id) is one of them, so the SDK cannot load the conversation (KeyError)"
+        } else {
+            ""
+        };
         out.push(Finding::new(
             self.id(),
             Severity::Error,
             "events/",
             format!(
-                "event index {} is missing: the log stops there and {} after it ({}) {} invisible to the agent and the UI",
+                "event index {} is missing: the log stops there and {} after it ({}) {} invisible to the agent and the UI{tail}",
                 ix(gap as usize),
                 plural(hidden.len(), "event file", "event files"),
                 ix_range(lo, hi),

@@ -45,9 +45,10 @@ Repair
             .stray
             .iter()
             .any(|s| s.record.as_ref().and_then(|r| r.id.as_deref()) == Some(id.as_str()));
-        let why = if beyond {
-            "it is beyond the index gap"
-        } else if stray {
+        if beyond {
+            return; // index-gap reports it: the gap is the cause
+        }
+        let why = if stray {
             "its file has a name the SDK does not accept"
         } else {
             "no event file has that id"

@@ -44,7 +44,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let stdout = io::stdout();
     let mut w = stdout.lock();
     let fail = threshold(args.fail_on);
-    let (mut files, mut conversations, mut left_total) = (0, 0, 0);
+    let (mut files, mut conversations, mut failed, mut left_total) = (0, 0, 0, 0);
     let mut status = ExitStatus::Success;
     let mut remaining_bad = false;
     for path in &args.paths {
@@ -78,6 +78,9 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
                     .as_mut()
                     .map(|r| persist::apply(&plan, r, conversations + 1));
                 applied = r;
+            }
+            if matches!(applied, Some(Err(_))) {
+                failed += 1;
             }
             let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
             if ok {
@@ -114,6 +117,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         args.dry_run,
         files,
         conversations,
+        failed,
         left_total,
         run_info.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
     ) {
@@ -129,7 +133,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             ExitStatus::Success
         };
     }
-    if remaining_bad {
+    if remaining_bad || failed > 0 {
         ExitStatus::Findings
     } else {
         ExitStatus::Success

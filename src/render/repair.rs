@@ -76,7 +76,8 @@ pub fn plan(
             s.push_str(&diff(e, &shown, color));
         }
     }
-    if !changing && p.left.is_empty() && p.notes.is_empty() && p.refused.is_none() {
+    let failed = matches!(applied, Some(Err(_)));
+    if !changing && !failed && p.left.is_empty() && p.notes.is_empty() && p.refused.is_none() {
         return Ok(()); // nothing to say about a healthy conversation
     }
     let head = if color {
@@ -131,11 +132,15 @@ pub fn finish(
     dry_run: bool,
     files: usize,
     conversations: usize,
+    failed: usize,
     left: usize,
     run: Option<(&str, &str)>,
 ) -> io::Result<()> {
     let mut s = String::new();
     match (dry_run, files) {
+        (_, 0) if failed > 0 => {
+            let _ = writeln!(s, "nothing was changed");
+        }
         (_, 0) => {
             let _ = writeln!(s, "nothing to repair");
         }
@@ -161,6 +166,13 @@ pub fn finish(
             s,
             "backups: {} (undo with `convo-doctor undo {id}`)",
             sanitize(dir)
+        );
+    }
+    if failed > 0 {
+        let _ = writeln!(
+            s,
+            "{failed} conversation{} could not be repaired (see \"not applied\" above)",
+            if failed == 1 { "" } else { "s" }
         );
     }
     if left > 0 {

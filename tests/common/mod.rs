@@ -88,3 +88,68 @@ pub fn agent_view(dir: &Path, version: &str) -> Result<Vec<usize>, convo_doctor:
     let index = Index::build(&conv.events);
     Views::compute(&conv, &index, v).agent
 }
+
+/// Copy a directory tree (files and folders only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &t);
+        } else {
+            fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// A fixture's store folder (`fixtures/<name>`) copied into a temp dir;
+/// returns (tempdir guard, store path, conversation path).
+pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join(name);
+    copy_tree(&src, &store);
+    let conv = fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("a conversation folder");
+    (tmp, store, conv)
+}
+
+/// Every file under `dir` with its bytes and mtime, sorted by path.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let md = e.metadata().unwrap();
+            out.push((
+                e.path().to_path_buf(),
+                fs::read(e.path()).unwrap(),
+                md.modified().unwrap(),
+            ));
+        }
+    }
+    out
+}
+
+/// Run the built binary; returns (exit code, stdout, stderr).
+pub fn run(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor"));
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("CONVO_DOCTOR_RUN_ID");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
