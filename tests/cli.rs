@@ -1,0 +1,162 @@
+//! The command line as an operator and a script see it: exit codes, stdout
+//! carrying only the report, the JSON schema, and snapshots of the human
+//! output of a few fixtures (reviewed by hand against the SDK verdicts).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run in the repository root so paths in the output are stable.
+fn cd(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn snapshot(name: &str, actual: &str) {
+    let path = repo().join("tests/snapshots").join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        want == actual,
+        "snapshot {name} differs (UPDATE_SNAPSHOTS=1 cargo test --test cli, then review):\n--- want\n{want}\n--- got\n{actual}"
+    );
+}
+
+#[test]
+fn human_output_snapshots() {
+    for (name, extra) in [
+        ("false-root", &["--events"][..]),
+        ("unknown-kind", &[][..]),
+        ("deliberate-root", &["--events"][..]),
+        ("index-gap", &[][..]),
+    ] {
+        let fixture = format!("fixtures/{name}");
+        let mut args = vec!["diagnose", fixture.as_str()];
+        args.extend_from_slice(extra);
+        let (_, out, err) = cd(&args);
+        assert_eq!(err, "", "{name}: nothing on stderr");
+        snapshot(&format!("diagnose-{name}"), &out);
+    }
+    let (_, out, _) = cd(&["repair", "--dry-run", "fixtures/false-root"]);
+    snapshot("repair-dry-run-false-root", &out);
+}
+
+#[test]
+fn exit_codes_follow_fail_on() {
+    assert_eq!(cd(&["diagnose", "fixtures/clean-tree"]).0, 0);
+    assert_eq!(cd(&["diagnose", "fixtures/false-root"]).0, 1);
+    assert_eq!(cd(&["diagnose", "fixtures/false-root", "--fail-on", "never"]).0, 0);
+    // abandoned-branch is info only
+    assert_eq!(cd(&["diagnose", "fixtures/abandoned-branch"]).0, 0);
+    assert_eq!(cd(&["diagnose", "fixtures/abandoned-branch", "--fail-on", "info"]).0, 1);
+    // a warning fails by default, not with --fail-on error
+    assert_eq!(cd(&["diagnose", "fixtures/bad-event-filename"]).0, 1);
+    assert_eq!(cd(&["diagnose", "fixtures/bad-event-filename", "--fail-on", "error"]).0, 0);
+    // usage errors and unreadable paths are 2, with a message on stderr only
+    let (code, out, err) = cd(&["diagnose", "does/not/exist"]);
+    assert_eq!(code, 2);
+    assert_eq!(out.lines().count(), 1, "only the summary: {out}");
+    assert!(err.contains("does/not/exist"), "{err}");
+    assert_eq!(cd(&["diagnose", "fixtures", "--only", "no-such-check"]).0, 2);
+    assert_eq!(cd(&["diagnose"]).0, 2);
+}
+
+#[test]
+fn only_and_skip_select_checks() {
+    let (code, out, _) = cd(&["diagnose", "fixtures/false-root", "--skip", "false-root"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("false-root]"));
+    let (code, out, _) = cd(&["diagnose", "fixtures/", "--only", "index-gap", "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let checks: Vec<&str> = v["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap())
+        .map(|f| f["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(checks, ["index-gap"]);
+}
+
+#[test]
+fn json_and_jsonl_carry_the_documented_schema() {
+    let (code, out, err) = cd(&["diagnose", "fixtures/", "--format", "json"]);
+    assert_eq!(code, 1);
+    assert_eq!(err, "");
+    let doc: Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(doc["schema_version"], 1);
+    let convs = doc["conversations"].as_array().unwrap();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("fixtures/manifest.json")).unwrap()).unwrap();
+    assert_eq!(convs.len(), manifest["fixtures"].as_array().unwrap().len());
+    for c in convs {
+        for key in ["path", "id", "events", "findings", "verdict"] {
+            assert!(c.get(key).is_some(), "{key} missing in {c}");
+        }
+        for key in ["on_disk", "agent_view", "orphaned"] {
+            assert!(c["events"].get(key).is_some(), "events.{key} missing");
+        }
+        for f in c["findings"].as_array().unwrap() {
+            for key in ["check", "severity", "file", "message", "fixable"] {
+                assert!(f.get(key).is_some(), "finding.{key} missing");
+            }
+        }
+    }
+    assert!(doc["summary"]["conversations"].as_u64().unwrap() as usize == convs.len());
+
+    let (_, lines, _) = cd(&["diagnose", "fixtures/", "--format", "jsonl"]);
+    let rows: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), convs.len() + 1);
+    assert!(rows.last().unwrap().get("summary").is_some());
+    // the same objects in the same (path) order as the json document
+    for (a, b) in rows.iter().zip(convs) {
+        assert_eq!(a, b);
+    }
+    let paths: Vec<&str> = convs.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(paths, sorted);
+}
+
+#[test]
+fn colour_only_when_asked() {
+    let (_, plain, _) = cd(&["diagnose", "fixtures/false-root"]);
+    assert!(!plain.contains('\u{1b}'));
+    let (_, coloured, _) = cd(&["--color", "always", "diagnose", "fixtures/false-root"]);
+    assert!(coloured.contains("\u{1b}["));
+    let (_, json, _) = cd(&["--color", "always", "diagnose", "fixtures/false-root", "--format", "json"]);
+    assert!(!json.contains('\u{1b}'), "never colour JSON");
+}
+
+#[test]
+fn explain_prints_every_check() {
+    let (code, out, _) = cd(&["explain"]);
+    assert_eq!(code, 0);
+    for id in ["false-root", "meta-divergence", "live-lease"] {
+        assert!(out.contains(id));
+    }
+    let (code, out, _) = cd(&["explain", "false-root"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("navigate_to(None)"));
+    assert_eq!(cd(&["explain", "nope"]).0, 2);
+}
