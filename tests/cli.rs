@@ -64,19 +64,37 @@ fn human_output_snapshots() {
 fn exit_codes_follow_fail_on() {
     assert_eq!(cd(&["diagnose", "fixtures/clean-tree"]).0, 0);
     assert_eq!(cd(&["diagnose", "fixtures/false-root"]).0, 1);
-    assert_eq!(cd(&["diagnose", "fixtures/false-root", "--fail-on", "never"]).0, 0);
+    assert_eq!(
+        cd(&["diagnose", "fixtures/false-root", "--fail-on", "never"]).0,
+        0
+    );
     // abandoned-branch is info only
     assert_eq!(cd(&["diagnose", "fixtures/abandoned-branch"]).0, 0);
-    assert_eq!(cd(&["diagnose", "fixtures/abandoned-branch", "--fail-on", "info"]).0, 1);
+    assert_eq!(
+        cd(&["diagnose", "fixtures/abandoned-branch", "--fail-on", "info"]).0,
+        1
+    );
     // a warning fails by default, not with --fail-on error
     assert_eq!(cd(&["diagnose", "fixtures/bad-event-filename"]).0, 1);
-    assert_eq!(cd(&["diagnose", "fixtures/bad-event-filename", "--fail-on", "error"]).0, 0);
+    assert_eq!(
+        cd(&[
+            "diagnose",
+            "fixtures/bad-event-filename",
+            "--fail-on",
+            "error"
+        ])
+        .0,
+        0
+    );
     // usage errors and unreadable paths are 2, with a message on stderr only
     let (code, out, err) = cd(&["diagnose", "does/not/exist"]);
     assert_eq!(code, 2);
     assert_eq!(out.lines().count(), 1, "only the summary: {out}");
     assert!(err.contains("does/not/exist"), "{err}");
-    assert_eq!(cd(&["diagnose", "fixtures", "--only", "no-such-check"]).0, 2);
+    assert_eq!(
+        cd(&["diagnose", "fixtures", "--only", "no-such-check"]).0,
+        2
+    );
     assert_eq!(cd(&["diagnose"]).0, 2);
 }
 
@@ -85,7 +103,14 @@ fn only_and_skip_select_checks() {
     let (code, out, _) = cd(&["diagnose", "fixtures/false-root", "--skip", "false-root"]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("false-root]"));
-    let (code, out, _) = cd(&["diagnose", "fixtures/", "--only", "index-gap", "--format", "json"]);
+    let (code, out, _) = cd(&[
+        "diagnose",
+        "fixtures/",
+        "--only",
+        "index-gap",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code, 1);
     let v: Value = serde_json::from_str(&out).unwrap();
     let checks: Vec<&str> = v["conversations"]
@@ -106,8 +131,10 @@ fn json_and_jsonl_carry_the_documented_schema() {
     let doc: Value = serde_json::from_str(&out).expect("one JSON document");
     assert_eq!(doc["schema_version"], 1);
     let convs = doc["conversations"].as_array().unwrap();
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("fixtures/manifest.json")).unwrap()).unwrap();
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("fixtures/manifest.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(convs.len(), manifest["fixtures"].as_array().unwrap().len());
     for c in convs {
         for key in ["path", "id", "events", "findings", "verdict"] {
@@ -125,7 +152,10 @@ fn json_and_jsonl_carry_the_documented_schema() {
     assert!(doc["summary"]["conversations"].as_u64().unwrap() as usize == convs.len());
 
     let (_, lines, _) = cd(&["diagnose", "fixtures/", "--format", "jsonl"]);
-    let rows: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), convs.len() + 1);
     assert!(rows.last().unwrap().get("summary").is_some());
     // the same objects in the same (path) order as the json document
@@ -144,7 +174,14 @@ fn colour_only_when_asked() {
     assert!(!plain.contains('\u{1b}'));
     let (_, coloured, _) = cd(&["--color", "always", "diagnose", "fixtures/false-root"]);
     assert!(coloured.contains("\u{1b}["));
-    let (_, json, _) = cd(&["--color", "always", "diagnose", "fixtures/false-root", "--format", "json"]);
+    let (_, json, _) = cd(&[
+        "--color",
+        "always",
+        "diagnose",
+        "fixtures/false-root",
+        "--format",
+        "json",
+    ]);
     assert!(!json.contains('\u{1b}'), "never colour JSON");
 }
 

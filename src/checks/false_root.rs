@@ -186,7 +186,9 @@ Repair
                     fr.doubts.join("; ")
                 ));
             }
-            out.push(Finding::new(self.id(), sev, ctx.event_path(fr.root), msg));
+            out.push(
+                Finding::new(self.id(), sev, ctx.event_path(fr.root), msg).fixable(fr.confirmed),
+            );
         }
     }
 }

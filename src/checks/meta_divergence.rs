@@ -9,7 +9,8 @@ use crate::secrets::CREDENTIAL_FIELDS;
 pub struct MetaDivergence;
 
 /// Fields both files carry: (meta.json key, base_state.json key).
-/// From the models: `StoredConversation` (meta) ∩ `ConversationState`.
+/// From the models: `StoredConversation` (meta) ∩ `ConversationState`, checked
+/// against 1.58.2 (`id` aside; `agent` only before 1.43).
 pub const DUPLICATED: &[(&str, &str)] = &[
     ("agent", "agent"),
     ("workspace", "workspace"),
@@ -165,23 +166,30 @@ Repair
             return;
         };
         let divs = divergences(meta, base);
+        let trusted = base
+            .pointer("/agent/kind")
+            .and_then(Value::as_str)
+            .is_some();
         for d in &divs {
             let wins = if d.field == "agent" && !ctx.version.meta_owns_agent() {
                 "this server version uses base_state.json's agent"
             } else {
                 "at the next use the server takes meta.json's stale copy"
             };
-            out.push(Finding::new(
-                self.id(),
-                Severity::Warning,
-                "meta.json",
-                format!(
-                    "{}: meta.json has {}, base_state.json has {}; {wins}",
-                    d.pointer.trim_start_matches('/').replace('/', "."),
-                    short(&d.meta),
-                    short(&d.base),
-                ),
-            ));
+            out.push(
+                Finding::new(
+                    self.id(),
+                    Severity::Warning,
+                    "meta.json",
+                    format!(
+                        "{}: meta.json has {}, base_state.json has {}; {wins}",
+                        d.pointer.trim_start_matches('/').replace('/', "."),
+                        short(&d.meta),
+                        short(&d.base),
+                    ),
+                )
+                .fixable(trusted && d.field != "secrets"),
+            );
         }
     }
 }

@@ -44,11 +44,14 @@ Repair
         } else {
             "this server version ignores it; it is a stale second copy, credentials included"
         };
-        out.push(Finding::new(
-            self.id(),
-            Severity::Info,
-            "meta.json",
-            format!("meta.json still carries a copy of the agent; {tail}"),
-        ));
+        out.push(
+            Finding::new(
+                self.id(),
+                Severity::Info,
+                "meta.json",
+                format!("meta.json still carries a copy of the agent; {tail}"),
+            )
+            .fixable(!ctx.version.meta_owns_agent()),
+        );
     }
 }

@@ -20,12 +20,15 @@ pub mod false_root;
 mod filename_id_mismatch;
 mod id_mismatch;
 mod index_gap;
+mod legacy_tail_hazard;
 pub mod live_lease;
 pub mod meta_divergence;
 mod meta_duplicate;
+pub mod misparented_recovery_error;
 mod parent_cycle;
 pub mod plaintext_secret;
 mod stale_leaf;
+mod stale_running;
 mod unknown_kind;
 mod unreadable_event;
 mod unreadable_state;
@@ -150,6 +153,9 @@ pub static REGISTRY: &[&dyn Check] = &[
     &dangling_parent::DanglingParent,
     &parent_cycle::ParentCycle,
     &stale_leaf::StaleLeaf,
+    &misparented_recovery_error::MisparentedRecoveryError,
+    &legacy_tail_hazard::LegacyTailHazard,
+    &stale_running::StaleRunning,
     &abandoned_branch::AbandonedBranch,
     &meta_divergence::MetaDivergence,
     &meta_duplicate::MetaDuplicate,

@@ -8,6 +8,7 @@ pub mod false_root;
 pub mod meta;
 pub mod patch;
 pub mod persist;
+pub mod recovery_error;
 
 use std::path::{Path, PathBuf};
 
@@ -170,6 +171,9 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let mut edits = Edits::default();
     if (opts.selected)("false-root") {
         false_root::plan(&ctx, opts, &mut edits, &mut plan);
+    }
+    if (opts.selected)("misparented-recovery-error") {
+        recovery_error::plan(&ctx, &mut edits, &mut plan);
     }
     if (opts.selected)("meta-divergence") || (opts.selected)("meta-duplicate") {
         meta::plan(&ctx, opts, &mut edits, &mut plan);

@@ -1,0 +1,133 @@
+//! `misparented-recovery-error`: the agent-server's crash-recovery error for
+//! an interrupted tool call hangs off a stale HEAD instead of its action
+//! (servers before #4488), so the agent's branch holds a tool result without
+//! its call.
+
+use super::{ix, Check, Ctx, Finding, Severity};
+use crate::store::ParentRef;
+
+pub struct MisparentedRecoveryError;
+
+/// The text the agent-server writes (`EventService.start`, ≥1.7.4).
+pub const RECOVERY_PREFIX: &str = "A restart occurred while this tool was in progress";
+
+const RESULT_KINDS: &[&str] = &[
+    "ObservationEvent",
+    "UserRejectObservation",
+    "AgentErrorEvent",
+];
+
+/// One recovery error whose parent is not its action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Misparented {
+    pub error: usize,
+    pub action: usize,
+    /// Every guard for a re-link holds: exactly one ActionEvent with this
+    /// `tool_call_id`, and no other result for it.
+    pub safe: bool,
+}
+
+pub fn find(ctx: &Ctx) -> Vec<Misparented> {
+    let r = &ctx.reader;
+    let n = r.len();
+    let mut out = Vec::new();
+    for i in 0..n {
+        let Some(rec) = r.record(i) else { continue };
+        if rec.kind != "AgentErrorEvent"
+            || !rec
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with(RECOVERY_PREFIX))
+        {
+            continue;
+        }
+        let Some(call) = rec.tool_call_id.as_deref() else {
+            continue;
+        };
+        let actions: Vec<usize> = (0..n)
+            .filter(|&j| {
+                r.record(j).is_some_and(|a| {
+                    a.kind == "ActionEvent" && a.tool_call_id.as_deref() == Some(call)
+                })
+            })
+            .collect();
+        let Some(&action) = actions.first() else {
+            continue;
+        };
+        let parent_ok = match &rec.parent {
+            ParentRef::Id(p) => r.index.id_to_idx.get(p) == Some(&action),
+            ParentRef::Absent => i > 0 && i - 1 == action,
+            ParentRef::Root => false,
+        };
+        if parent_ok {
+            continue;
+        }
+        let other_results = (0..n).filter(|&j| j != i).any(|j| {
+            r.record(j).is_some_and(|x| {
+                RESULT_KINDS.contains(&x.kind.as_str()) && x.tool_call_id.as_deref() == Some(call)
+            })
+        });
+        out.push(Misparented {
+            error: i,
+            action,
+            safe: actions.len() == 1 && !other_results && action < i,
+        });
+    }
+    out
+}
+
+impl Check for MisparentedRecoveryError {
+    fn id(&self) -> &'static str {
+        "misparented-recovery-error"
+    }
+
+    fn summary(&self) -> &'static str {
+        "A crash-recovery tool error is attached to a stale HEAD, not to its action (#4487)"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  The AgentErrorEvent the agent-server appends after a crash (\"A restart
+  occurred while this tool was in progress...\") whose `parent_id` is not the
+  ActionEvent with the same `tool_call_id`. Before #4488 the server stamped it
+  onto the persisted HEAD, which lags behind the newest events after a crash,
+  so the error became a sibling of its own action.
+
+Why it matters
+  The agent's branch then holds a tool result without its tool call, and the
+  SDK's tool-call matching raises KeyError on every later turn: the
+  conversation is stuck (#4487). The events after the stale HEAD, the action
+  included, fall off the agent's branch.
+
+Repair
+  Set the error's `parent_id` to its ActionEvent (what #4488 does), when
+  exactly one ActionEvent has that `tool_call_id` and nothing else answered
+  it. Only that value changes."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        for m in find(ctx) {
+            let on_branch = ctx.views.in_agent.get(m.error) == Some(&true);
+            let sev = if on_branch {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let mut msg = format!(
+                "the crash-recovery error at {} answers the tool call of event {} but hangs off another event{}",
+                ix(m.error),
+                ix(m.action),
+                if on_branch {
+                    "; the agent's branch holds a tool result without its call (KeyError on the next turn)"
+                } else {
+                    ""
+                }
+            );
+            if !m.safe {
+                msg.push_str("; not repaired automatically: that tool call has more than one action or result");
+            }
+            out.push(Finding::new(self.id(), sev, ctx.event_path(m.error), msg).fixable(m.safe));
+        }
+    }
+}
