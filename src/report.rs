@@ -204,12 +204,19 @@ fn verdict(
             plural(total, "event", "events")
         );
     }
-    let mut cut_false = 0;
-    let mut before_root = 0;
-    let mut off = 0;
-    let mut detached = 0;
-    for &(_, why) in &ctx.views.orphans {
+    let lagging: Vec<usize> = checks::head_lag::find(ctx)
+        .map(|l| l.events)
+        .unwrap_or_default();
+    let cut_actions: Vec<usize> = checks::misparented_recovery_error::find(ctx)
+        .iter()
+        .map(|m| m.action)
+        .collect();
+    let (mut cut_false, mut before_root, mut off) = (0, 0, 0);
+    let (mut lag, mut cut_by_error, mut detached) = (0, 0, 0);
+    for &(i, why) in &ctx.views.orphans {
         match why {
+            _ if lagging.contains(&i) => lag += 1,
+            _ if cut_actions.contains(&i) => cut_by_error += 1,
             OrphanWhy::BeforeRoot { root } if false_roots.iter().any(|f| f.root == root) => {
                 cut_false += 1
             }
@@ -230,6 +237,16 @@ fn verdict(
     if before_root > 0 {
         parts.push(format!(
             "{before_root} before a deliberate new root (navigate_to(None))"
+        ));
+    }
+    if lag > 0 {
+        parts.push(format!(
+            "{lag} written after the stored HEAD, which never moved to them"
+        ));
+    }
+    if cut_by_error > 0 {
+        parts.push(format!(
+            "{cut_by_error} cut off by a misplaced crash-recovery error"
         ));
     }
     if off > 0 {

@@ -121,3 +121,74 @@ fn stale_running_is_info() {
     c.set_state(json!({"execution_status": "idle"}));
     assert!(checks(c.path(), "1.58.2").is_empty());
 }
+
+fn set_mtime(p: &std::path::Path, secs_ago: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+#[test]
+fn head_lag_with_crash_evidence_is_repaired_and_without_it_is_left() {
+    let (tmp, store, conv) = common::fixture_copy("head-lag");
+    let events: Vec<std::path::PathBuf> = std::fs::read_dir(conv.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("event-")
+        })
+        .collect();
+    // base_state.json saved after every event: could be a navigate_to
+    for e in &events {
+        set_mtime(e, 100);
+    }
+    set_mtime(&conv.join("base_state.json"), 10);
+    let found = checks(&conv, "1.58.2");
+    assert!(
+        found.contains(&("head-lag".into(), "info".into())),
+        "{found:?}"
+    );
+    let (code, out, _) = run(&["repair", "--dry-run", store.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("navigate_to may have moved the HEAD on purpose"),
+        "{out}"
+    );
+
+    // the newest event written after the last save: a crash
+    let newest = events.iter().max().unwrap();
+    set_mtime(&conv.join("base_state.json"), 200);
+    for e in &events {
+        set_mtime(e, if e == newest { 5 } else { 300 });
+    }
+    let found = checks(&conv, "1.58.2");
+    assert!(
+        found.contains(&("head-lag".into(), "warning".into())),
+        "{found:?}"
+    );
+    let before = agent_view(&conv, "1.58.2").unwrap().len();
+    let b = tmp.path().join("b");
+    let (code, out, err) = run(
+        &[
+            "repair",
+            "--backup-dir",
+            b.to_str().unwrap(),
+            store.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("move the HEAD from event 00003 to event 00004"),
+        "{out}"
+    );
+    assert_eq!(agent_view(&conv, "1.58.2").unwrap().len(), before + 1);
+}

@@ -34,11 +34,21 @@ Repair
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let false_roots: Vec<usize> = false_root::find(ctx).iter().map(|f| f.root).collect();
+        // Events below the HEAD itself are head-lag's to report.
+        let mut lagging: Vec<usize> = super::head_lag::find(ctx)
+            .map(|l| l.events)
+            .unwrap_or_default();
+        // ...and actions cut off by a misplaced recovery error, that check's.
+        lagging.extend(
+            super::misparented_recovery_error::find(ctx)
+                .iter()
+                .map(|m| m.action),
+        );
         let mut off: Vec<usize> = Vec::new();
         let mut before_root: Vec<usize> = Vec::new();
         for &(i, why) in &ctx.views.orphans {
             match why {
-                OrphanWhy::OffBranch { .. } => off.push(i),
+                OrphanWhy::OffBranch { .. } if !lagging.contains(&i) => off.push(i),
                 OrphanWhy::BeforeRoot { root } if !false_roots.contains(&root) => {
                     before_root.push(i)
                 }

@@ -18,6 +18,7 @@ mod duplicate_event_id;
 mod duplicate_index;
 pub mod false_root;
 mod filename_id_mismatch;
+pub mod head_lag;
 mod id_mismatch;
 mod index_gap;
 mod legacy_tail_hazard;
@@ -153,6 +154,7 @@ pub static REGISTRY: &[&dyn Check] = &[
     &dangling_parent::DanglingParent,
     &parent_cycle::ParentCycle,
     &stale_leaf::StaleLeaf,
+    &head_lag::HeadLag,
     &misparented_recovery_error::MisparentedRecoveryError,
     &legacy_tail_hazard::LegacyTailHazard,
     &stale_running::StaleRunning,

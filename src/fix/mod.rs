@@ -5,6 +5,7 @@
 //! there. Applying re-checks everything under the SDK's own lock (persist.rs).
 
 pub mod false_root;
+pub mod head_lag;
 pub mod meta;
 pub mod patch;
 pub mod persist;
@@ -171,6 +172,9 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let mut edits = Edits::default();
     if (opts.selected)("false-root") {
         false_root::plan(&ctx, opts, &mut edits, &mut plan);
+    }
+    if (opts.selected)("head-lag") {
+        head_lag::plan(&ctx, &mut edits, &mut plan);
     }
     if (opts.selected)("misparented-recovery-error") {
         recovery_error::plan(&ctx, &mut edits, &mut plan);

@@ -1,0 +1,160 @@
+//! `head-lag`: events written after the stored HEAD, descending from it, that
+//! the HEAD never advanced to: a crash between an event write and the
+//! base_state.json save.
+
+use std::collections::HashSet;
+
+use super::{ix, plural, ranges, Check, Ctx, Finding, Severity};
+use crate::view::OrphanWhy;
+
+pub struct HeadLag;
+
+/// Events hanging below the stored leaf, off the agent's branch.
+#[derive(Debug, Clone)]
+pub struct Lag {
+    pub leaf: usize,
+    /// The events below the leaf, in index order (state updates included).
+    pub events: Vec<usize>,
+    /// They form one chain (no sibling branches).
+    pub single_chain: bool,
+    /// Every one was modified after base_state.json (crash evidence; a
+    /// deliberate `navigate_to` saves base_state.json after them).
+    pub newer_than_state: bool,
+    /// The newest real (non state-update) event of the chain: the HEAD the
+    /// SDK would have saved.
+    pub new_leaf: Option<usize>,
+}
+
+pub fn find(ctx: &Ctx) -> Option<Lag> {
+    let leaf_set = ctx
+        .conv
+        .base_state
+        .value()
+        .and_then(|b| b.get("leaf_event_id"))
+        .is_some_and(|v| v.is_string());
+    let chain = ctx.views.agent.as_ref().ok()?;
+    let leaf = *chain.last()?;
+    if !leaf_set {
+        return None;
+    }
+    let r = &ctx.reader;
+    // Orphans whose ancestry meets the branch at the leaf itself.
+    let below: Vec<usize> = ctx
+        .views
+        .orphans
+        .iter()
+        .filter(|(_, why)| *why == OrphanWhy::OffBranch { at: leaf })
+        .map(|(i, _)| *i)
+        .collect();
+    if below.is_empty() {
+        return None;
+    }
+    let mut members: Vec<usize> = below.clone();
+    // state updates below the leaf belong to the lost tail too
+    for i in leaf + 1..r.len() {
+        if r.record(i).is_some_and(|x| x.is_state_update()) && !members.contains(&i) {
+            let mut p = r.tolerant_parent(i);
+            let mut seen = HashSet::new();
+            while let Some(q) = p {
+                if q == leaf || members.contains(&q) {
+                    members.push(i);
+                    break;
+                }
+                if !seen.insert(q) || ctx.views.in_agent[q] {
+                    break;
+                }
+                p = r.tolerant_parent(q);
+            }
+        }
+    }
+    members.sort_unstable();
+    // One chain: every real member has at most one real child among them.
+    let real: Vec<usize> = members
+        .iter()
+        .copied()
+        .filter(|&i| r.record(i).is_some_and(|x| !x.is_state_update()))
+        .collect();
+    let single_chain = real.iter().chain(std::iter::once(&leaf)).all(|&p| {
+        real.iter()
+            .filter(|&&c| r.tolerant_parent(c) == Some(p))
+            .count()
+            <= 1
+    });
+    let state_mtime = ctx.conv.base_state_mtime;
+    let newer_than_state = state_mtime.is_some_and(|s| {
+        members
+            .iter()
+            .all(|&i| r.file(i).mtime.is_some_and(|m| m > s))
+    });
+    Some(Lag {
+        leaf,
+        new_leaf: real.last().copied(),
+        events: members,
+        single_chain,
+        newer_than_state,
+    })
+}
+
+impl Check for HeadLag {
+    fn id(&self) -> &'static str {
+        "head-lag"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Events were written after the stored HEAD, which never advanced to them (a crash?)"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  Events that descend from the stored HEAD (`leaf_event_id`) but are not on
+  the agent's branch, because the HEAD was not moved to them. The SDK writes
+  the event file first and saves base_state.json (with the new HEAD) after; a
+  crash in between leaves the newest events below a stale HEAD.
+
+Why it matters
+  The agent does not see them, and the next event it appends becomes their
+  sibling: the lost tail turns into an abandoned branch for good.
+
+How it is told apart from navigate_to
+  `navigate_to(event)` also leaves newer events below the HEAD, but it saves
+  base_state.json after them. When every lagging file is newer than
+  base_state.json and they form a single chain, it is reported as a warning
+  (crash evidence); otherwise as information (it may be deliberate). Copies
+  that do not keep modification times (git checkouts, some backups) lose
+  this evidence.
+
+Repair
+  With the evidence (warning), set `leaf_event_id` to the newest real event of
+  the chain: what the SDK would have saved. Only that value changes."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        let Some(lag) = find(ctx) else { return };
+        let confident = lag.single_chain && lag.newer_than_state && lag.new_leaf.is_some();
+        let msg = format!(
+            "{} below the stored HEAD (event {}) never became the HEAD ({}){}",
+            plural(lag.events.len(), "event", "events"),
+            ix(lag.leaf),
+            ranges(&lag.events),
+            if confident {
+                "; they were written after base_state.json was last saved: the HEAD lags after a crash and the agent does not see them"
+            } else {
+                "; either the HEAD lags after a crash, or navigate_to moved it back on purpose (modification times do not tell)"
+            }
+        );
+        out.push(
+            Finding::new(
+                self.id(),
+                if confident {
+                    Severity::Warning
+                } else {
+                    Severity::Info
+                },
+                "base_state.json",
+                msg,
+            )
+            .fixable(confident),
+        );
+    }
+}
