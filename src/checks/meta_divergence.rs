@@ -171,15 +171,23 @@ Repair
             .and_then(Value::as_str)
             .is_some();
         for d in &divs {
-            let wins = if d.field == "agent" && !ctx.version.meta_owns_agent() {
-                "this server version uses base_state.json's agent"
+            // From 1.43 the server reads the agent from base_state.json only:
+            // a stale copy in meta.json is harmless there (meta-duplicate).
+            let (sev, wins) = if d.field == "agent" && !ctx.version.meta_owns_agent() {
+                (
+                    Severity::Info,
+                    "servers from 1.43 use base_state.json's agent; servers before 1.43 would take meta.json's",
+                )
             } else {
-                "at the next use the server takes meta.json's stale copy"
+                (
+                    Severity::Warning,
+                    "at the next use the server takes meta.json's stale copy",
+                )
             };
             out.push(
                 Finding::new(
                     self.id(),
-                    Severity::Warning,
+                    sev,
                     "meta.json",
                     format!(
                         "{}: meta.json has {}, base_state.json has {}; {wins}",

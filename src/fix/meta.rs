@@ -97,13 +97,11 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
         ));
     }
 
-    let mut slimmed = false;
     if slim && has_agent && (opts.selected)("meta-duplicate") {
         if kept.is_empty() {
             match patch::remove(&text, "/agent") {
                 Ok(t) => {
                     text = t;
-                    slimmed = true;
                     edits.record(
                         REL,
                         &original,
@@ -140,7 +138,9 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
         return;
     }
     for d in divergences(meta, base) {
-        if slimmed && d.field == "agent" {
+        // A server of 1.43 or newer never reads meta.json's agent: leave it
+        // (dropped above when that is safe) rather than rewrite it.
+        if slim && d.field == "agent" {
             continue;
         }
         if d.field == "secrets" {
