@@ -7,7 +7,8 @@
 //! - the LLM credential fields `api_key`, `aws_access_key_id`,
 //!   `aws_secret_access_key`, `aws_session_token` and `llm_api_key`;
 //! - `secret_sources.<NAME>.value` (base_state.json) and `secrets.<NAME>.value`
-//!   (meta.json); values under `env` / `environment` / `headers` maps;
+//!   (meta.json); values under `env` / `environment` / `headers` maps, and
+//!   under an LLM's `extra_headers` (persisted verbatim by the SDK);
 //! - any key the SDK's `is_secret_key` flags (AUTHORIZATION, COOKIE,
 //!   CREDENTIAL, KEY, PASSWORD, SECRET, SESSION, TOKEN, case-insensitive).
 
@@ -45,6 +46,16 @@ const REDACT_ALL_KEYS: &[&str] = &["environment", "env", "headers"];
 pub fn is_secret_key(key: &str) -> bool {
     let up = key.to_ascii_uppercase();
     SECRET_KEY_PATTERNS.iter().any(|p| up.contains(p))
+}
+
+/// A header or variable name that carries a credential: the SDK's patterns
+/// without SESSION (`x-litellm-session-id` holds the conversation id).
+pub fn is_credential_name(key: &str) -> bool {
+    let up = key.to_ascii_uppercase();
+    SECRET_KEY_PATTERNS
+        .iter()
+        .filter(|p| **p != "SESSION")
+        .any(|p| up.contains(p))
 }
 
 pub fn is_fernet(s: &str) -> bool {
@@ -106,6 +117,7 @@ fn walk_slots<'v>(
             // secret_sources.<NAME>.value / secrets.<NAME>.value
             || (k == "value" && path_has_secret_map(path))
             || parent_key.is_some_and(|p| REDACT_ALL_KEYS.contains(&p))
+            || (parent_key.is_some_and(|p| p.ends_with("_headers")) && is_credential_name(k))
             || (parent_key == Some("secrets") && child.is_string());
         if slot && child.is_string() {
             out.push((path.clone(), child));
@@ -227,6 +239,9 @@ mod tests {
         assert!(slots.contains(&"/agent/mcp_config/mcpServers/x/env/GITHUB_TOKEN".to_string()));
         assert!(slots.contains(&"/secret_registry/secret_sources/GH/value".to_string()));
         assert!(slots.contains(&"/secrets/X/value".to_string()));
+        let v = json!({"llm": {"extra_headers": {"Authorization": "Bearer x", "x-litellm-session-id": "c0ffee"}}});
+        let slots: Vec<String> = credential_slots(&v).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(slots, ["/llm/extra_headers/Authorization"]);
         assert!(!slots.iter().any(|p| p.ends_with("model")));
     }
 

@@ -20,7 +20,8 @@ What it finds
   A value under a credential key (`api_key`, `aws_access_key_id`,
   `aws_secret_access_key`, `aws_session_token`, `llm_api_key`,
   `secret_sources.<NAME>.value`, meta.json `secrets.<NAME>.value`, MCP
-  `env`/`headers`) in base_state.json or meta.json that is neither the SDK's
+  `env`/`headers`, an LLM's `extra_headers`, which the SDK persists verbatim,
+  so a bearer token there is never redacted) in base_state.json or meta.json that is neither the SDK's
   redaction `**********` nor a Fernet token (`gAAAAA...`).
 
 Why it matters
