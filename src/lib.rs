@@ -6,6 +6,7 @@
 
 pub mod checks;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod fix;
 pub mod kinds;

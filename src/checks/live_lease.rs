@@ -15,7 +15,7 @@ pub enum Lease {
     /// Unexpired, and the owner may be alive.
     Live {
         owner: String,
-        seconds_left: f64,
+        expires_at: f64,
     },
     /// Expired, or the owner process is gone: left by a crash.
     Stale {
@@ -91,7 +91,7 @@ fn lease_of(doc: &crate::store::Doc, now: std::time::SystemTime) -> Lease {
     if expires > now && !owner_gone {
         Lease::Live {
             owner,
-            seconds_left: expires - now,
+            expires_at: expires,
         }
     } else {
         Lease::Stale { owner }
@@ -126,18 +126,16 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        if let Lease::Live {
-            owner,
-            seconds_left,
-        } = lease_state(ctx)
-        {
+        if let Lease::Live { owner, expires_at } = lease_state(ctx) {
+            let until =
+                UNIX_EPOCH + std::time::Duration::from_secs_f64(expires_at.clamp(0.0, 1e11));
             out.push(Finding::new(
                 self.id(),
                 Severity::Info,
                 "owner_lease.json",
                 format!(
-                    "in use by {owner} (lease expires in {}s); repair will refuse to touch it",
-                    seconds_left.round() as i64
+                    "in use by {owner} (lease until {}); repair will refuse to touch it",
+                    crate::clock::utc(until).0
                 ),
             ));
         }

@@ -11,10 +11,12 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+pub use crate::clock::utc;
 
 use super::Plan;
 
@@ -23,30 +25,6 @@ pub fn sha256(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// `2026-11-30T05:48:16Z` and `20261130T054816Z` for a time.
-pub fn utc(t: SystemTime) -> (String, String) {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // civil_from_days (Howard Hinnant)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    (
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z"),
-        format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z"),
-    )
 }
 
 /// Where backups go by default: `$XDG_STATE_HOME/convo-doctor/backups`, else
@@ -318,15 +296,6 @@ fn restore_one(run_dir: &Path, e: &ManifestEntry) -> Restored {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_formats_known_instants() {
-        let t = UNIX_EPOCH + std::time::Duration::from_secs(1_795_930_096);
-        assert_eq!(utc(t).0, "2026-11-29T05:28:16Z");
-        assert_eq!(utc(UNIX_EPOCH).1, "19700101T000000Z");
-        let leap = UNIX_EPOCH + std::time::Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(utc(leap).0, "2000-02-29T00:00:00Z");
-    }
 
     #[test]
     fn atomic_write_keeps_mode_and_leaves_no_temp() {
