@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::{patch, Edits, Left, Plan, RepairOptions};
+use super::{Edits, Op, Plan, RepairOptions};
 use crate::checks::meta_divergence::{divergences, short};
 use crate::checks::Ctx;
 use crate::secrets::{credential_slots, secret_form, SecretForm, CREDENTIAL_FIELDS};
@@ -19,14 +19,6 @@ use crate::store::Doc;
 use crate::version::Version;
 
 const REL: &str = "meta.json";
-
-fn left(plan: &mut Plan, check: &'static str, why: String) {
-    plan.left.push(Left {
-        check,
-        file: REL.into(),
-        why,
-    });
-}
 
 fn display_pointer(p: &str) -> String {
     p.trim_start_matches('/').replace('/', ".")
@@ -53,15 +45,15 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
     let Some(meta) = ctx.conv.meta.value() else {
         return;
     };
+    let has_agent = meta.get("agent").is_some_and(|a| !a.is_null());
     let base = match &ctx.conv.base_state {
         Doc::Present(v) => v,
         _ => {
-            let has_work = meta.get("agent").is_some_and(|a| !a.is_null());
-            if has_work {
-                left(
-                    plan,
+            if has_agent {
+                plan.leave(
                     "meta-duplicate",
-                    "refused: base_state.json is missing or unreadable, so meta.json's agent may be the only copy".into(),
+                    REL,
+                    "refused: base_state.json is missing or unreadable, so meta.json's agent may be the only copy",
                 );
             }
             return;
@@ -72,22 +64,16 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
         .and_then(Value::as_str)
         .is_none()
     {
-        left(
-            plan,
+        plan.leave(
             "meta-divergence",
-            "refused: base_state.json has no `agent.kind`; it cannot be trusted as the source of truth".into(),
+            REL,
+            "refused: base_state.json has no `agent.kind`; it cannot be trusted as the source of truth",
         );
         return;
     }
-    let path = ctx.conv.dir.join(REL);
-    let Ok(original) = std::fs::read(&path) else {
-        return;
-    };
-    let mut text = String::from_utf8_lossy(&original).into_owned();
     let slim = opts
         .server_version
         .is_some_and(|v| v >= Version::new(1, 43, 0));
-    let has_agent = meta.get("agent").is_some_and(|a| !a.is_null());
 
     // Secrets only meta.json still holds are kept, and said.
     let kept = only_copies(meta, base);
@@ -99,27 +85,15 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
 
     if slim && has_agent && (opts.selected)("meta-duplicate") {
         if kept.is_empty() {
-            match patch::remove(&text, "/agent") {
-                Ok(t) => {
-                    text = t;
-                    edits.record(
-                        REL,
-                        &original,
-                        text.clone(),
-                        "meta-duplicate",
-                        "drop meta.json's copy of the agent (servers from 1.43 read it from base_state.json)".into(),
-                    );
-                }
-                Err(e) => left(
-                    plan,
-                    "meta-duplicate",
-                    format!("meta.json cannot be patched safely: {e}"),
-                ),
+            let what = "drop meta.json's copy of the agent (servers from 1.43 read it from base_state.json)";
+            if let Err(why) = edits.patch(REL, "/agent", Op::Remove, "meta-duplicate", what.into())
+            {
+                plan.leave("meta-duplicate", REL, why);
             }
         } else {
-            left(
-                plan,
+            plan.leave(
                 "meta-duplicate",
+                REL,
                 format!(
                     "not slimmed: meta.json's agent holds the only real copy of {}",
                     kept.join(", ")
@@ -144,56 +118,35 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
             continue;
         }
         if d.field == "secrets" {
-            left(
-                plan,
+            plan.leave(
                 "meta-divergence",
+                REL,
                 "the secret names differ between meta.json `secrets` and base_state.json \
-                 `secret_registry`; their values cannot be copied safely, so this needs a human"
-                    .into(),
+                 `secret_registry`; their values cannot be copied safely, so this needs a human",
             );
             continue;
         }
+        let what = format!(
+            "{}: {} → {} (from base_state.json)",
+            display_pointer(&d.pointer),
+            short(&d.meta),
+            short(&d.base)
+        );
         let new = d.base.clone().unwrap_or(Value::Null);
-        match patch::set(&text, &d.pointer, &new) {
-            Ok(t) => {
-                text = t;
-                edits.record(
-                    REL,
-                    &original,
-                    text.clone(),
-                    "meta-divergence",
-                    format!(
-                        "{}: {} → {} (from base_state.json)",
-                        display_pointer(&d.pointer),
-                        short(&d.meta),
-                        short(&d.base)
-                    ),
-                );
-                // A credential next to a synced value follows it, when
-                // base_state.json holds a real one (an LLM switch changes both).
-                sync_sibling_credentials(&d.pointer, meta, base, &mut text, &original, edits, plan);
-            }
-            Err(e) => left(
-                plan,
+        match edits.patch(REL, &d.pointer, Op::Set(new), "meta-divergence", what) {
+            // A credential next to a synced value follows it, when
+            // base_state.json holds a real one (an LLM switch changes both).
+            Ok(()) => sync_sibling_credentials(&d.pointer, base, edits, plan),
+            Err(why) => plan.leave(
                 "meta-divergence",
-                format!(
-                    "{}: cannot be patched safely: {e}",
-                    display_pointer(&d.pointer)
-                ),
+                REL,
+                format!("{}: {why}", display_pointer(&d.pointer)),
             ),
         }
     }
 }
 
-fn sync_sibling_credentials(
-    pointer: &str,
-    meta: &Value,
-    base: &Value,
-    text: &mut String,
-    original: &[u8],
-    edits: &mut Edits,
-    plan: &mut Plan,
-) {
+fn sync_sibling_credentials(pointer: &str, base: &Value, edits: &mut Edits, plan: &mut Plan) {
     let Some((parent, _)) = pointer.rsplit_once('/') else {
         return;
     };
@@ -204,37 +157,29 @@ fn sync_sibling_credentials(
         let Some(bv) = base_obj.get(field) else {
             continue;
         };
+        if secret_form(bv) == SecretForm::Redacted {
+            continue;
+        }
         let p = format!("{parent}/{field}");
-        let mv = meta.pointer(&p);
-        if secret_form(bv) == SecretForm::Redacted || mv == Some(bv) {
+        // Equal already (on disk, or synced by an earlier value)?
+        if edits
+            .planned(REL)
+            .and_then(|v| v.pointer(&p).cloned())
+            .as_ref()
+            == Some(bv)
+        {
             continue;
         }
-        // Already synced by an earlier divergence in the same object?
-        let current: Option<Value> = serde_json::from_str::<Value>(text)
-            .ok()
-            .and_then(|v| v.pointer(&p).cloned());
-        if current.as_ref() == Some(bv) {
-            continue;
-        }
-        match patch::set(text, &p, bv) {
-            Ok(t) => {
-                *text = t;
-                edits.record(
-                    REL,
-                    original,
-                    text.clone(),
-                    "meta-divergence",
-                    format!(
-                        "{}: the credential follows its LLM settings (from base_state.json)",
-                        display_pointer(&p)
-                    ),
-                );
-            }
-            Err(e) => left(
-                plan,
+        let what = format!(
+            "{}: the credential follows its LLM settings (from base_state.json)",
+            display_pointer(&p)
+        );
+        if let Err(why) = edits.patch(REL, &p, Op::Set(bv.clone()), "meta-divergence", what) {
+            plan.leave(
                 "meta-divergence",
-                format!("{}: {e}", display_pointer(&p)),
-            ),
+                REL,
+                format!("{}: {why}", display_pointer(&p)),
+            );
         }
     }
 }

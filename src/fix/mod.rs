@@ -87,29 +87,50 @@ impl RepairOptions<'_> {
     }
 }
 
+/// A change to one JSON value.
+pub enum Op {
+    Set(serde_json::Value),
+    Remove,
+}
+
 /// Builds up edits, merging several changes to one file.
-#[derive(Default)]
 pub struct Edits {
+    dir: PathBuf,
     pub edits: Vec<Edit>,
 }
 
 impl Edits {
-    /// The current planned text of `rel` (or `original` if untouched).
-    pub fn current<'a>(&'a self, rel: &str, original: &'a [u8]) -> &'a [u8] {
-        self.edits
-            .iter()
-            .find(|e| e.rel == rel)
-            .map_or(original, |e| e.after.as_slice())
+    pub fn new(dir: &Path) -> Self {
+        Edits {
+            dir: dir.to_path_buf(),
+            edits: Vec::new(),
+        }
     }
 
-    pub fn record(
+    /// Patch the value at `pointer` of `rel` (on top of the edits already
+    /// planned for it) and record the change. The error says why not.
+    pub fn patch(
         &mut self,
         rel: &str,
-        original: &[u8],
-        after: String,
+        pointer: &str,
+        op: Op,
         check: &'static str,
         what: String,
-    ) {
+    ) -> Result<(), String> {
+        let (original, current) = match self.edits.iter().find(|e| e.rel == rel) {
+            Some(e) => (e.before.clone(), e.after.clone()),
+            None => {
+                let b = std::fs::read(self.dir.join(rel))
+                    .map_err(|e| format!("cannot read it again: {e}"))?;
+                (b.clone(), b)
+            }
+        };
+        let text = std::str::from_utf8(&current).map_err(|_| "it is not UTF-8".to_string())?;
+        let after = match op {
+            Op::Set(v) => patch::set(text, pointer, &v),
+            Op::Remove => patch::remove(text, pointer),
+        }
+        .map_err(|e| format!("it cannot be patched safely: {e}"))?;
         match self.edits.iter_mut().find(|e| e.rel == rel) {
             Some(e) => {
                 e.after = after.into_bytes();
@@ -120,12 +141,30 @@ impl Edits {
             }
             None => self.edits.push(Edit {
                 rel: rel.to_string(),
-                before: original.to_vec(),
+                before: original,
                 after: after.into_bytes(),
                 checks: vec![check],
                 what: vec![what],
             }),
         }
+        Ok(())
+    }
+
+    /// The planned JSON value of `rel` (None if `rel` is untouched).
+    pub fn planned(&self, rel: &str) -> Option<serde_json::Value> {
+        let e = self.edits.iter().find(|e| e.rel == rel)?;
+        serde_json::from_slice(&e.after).ok()
+    }
+}
+
+impl Plan {
+    /// Record a finding this plan does not fix, and why.
+    pub fn leave(&mut self, check: &'static str, file: impl Into<String>, why: impl Into<String>) {
+        self.left.push(Left {
+            check,
+            file: file.into(),
+            why: why.into(),
+        });
     }
 }
 
@@ -169,7 +208,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         ));
         return plan;
     }
-    let mut edits = Edits::default();
+    let mut edits = Edits::new(dir);
     if (opts.selected)("false-root") {
         false_root::plan(&ctx, opts, &mut edits, &mut plan);
     }
