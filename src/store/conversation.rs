@@ -8,7 +8,9 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::event::{counts_as_event_file, parse_event, parse_event_name, EventRecord, Unreadable};
+use super::event::{
+    counts_as_event_file, invalid, parse_event, parse_event_name, EventRecord, Unreadable,
+};
 use super::fsread::{io_reason, read_regular};
 
 /// A JSON state file (`base_state.json`, `meta.json`, `owner_lease.json`).
@@ -102,13 +104,7 @@ fn read_doc(path: &Path) -> (Doc, Option<SystemTime>) {
                 Ok(text) => match serde_json::from_str::<Value>(text) {
                     Ok(v @ Value::Object(_)) => Doc::Present(v),
                     Ok(_) => Doc::Unreadable(Unreadable::NotObject),
-                    Err(e) => Doc::Unreadable(Unreadable::InvalidJson(
-                        if e.classify() == serde_json::error::Category::Eof {
-                            "it ends early: truncated".into()
-                        } else {
-                            e.to_string()
-                        },
-                    )),
+                    Err(e) => Doc::Unreadable(invalid(&e)),
                 },
             };
             (doc, mtime)
