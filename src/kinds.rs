@@ -12,6 +12,7 @@ use crate::version::Version;
 /// (version, JSON) for every extracted release, oldest first.
 const SOURCES: &[(&str, &str)] = &[
     ("1.29.3", include_str!("../data/kinds/1.29.3.json")),
+    ("1.33.0", include_str!("../data/kinds/1.33.0.json")),
     ("1.58.2", include_str!("../data/kinds/1.58.2.json")),
 ];
 
