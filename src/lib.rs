@@ -12,6 +12,7 @@ pub mod render;
 pub mod report;
 pub mod secrets;
 pub mod store;
+pub mod text;
 pub mod version;
 pub mod view;
 

@@ -85,15 +85,29 @@ fn conversation_id(conv: &Conversation) -> String {
         .unwrap_or_else(|| conv.folder.clone())
 }
 
-pub fn describe_load_error(e: &LoadError, reader: &crate::view::Reader) -> String {
+pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
+    let reader = &ctx.reader;
     match e {
         LoadError::NoBaseState => {
             "base_state.json is missing and there is no agent to rebuild it".into()
         }
         LoadError::BadBaseState(why) => format!("base_state.json: {why}"),
         LoadError::IdMismatch { expected, found } => {
-            format!("Conversation ID mismatch: folder is {expected}, base_state.json has {found}")
+            format!(
+                "Conversation ID mismatch: folder is {}, base_state.json has {}",
+                ctx.quote(expected),
+                ctx.quote(found)
+            )
         }
+        LoadError::Read {
+            idx,
+            error: crate::view::ReadError::UnknownKind { kind, field },
+        } => format!(
+            "event {} (events/{}): its {field} `{}` is not a kind this SDK knows",
+            ix(*idx),
+            reader.file(*idx).name,
+            ctx.quote(kind)
+        ),
         LoadError::Read { idx, error } => format!(
             "event {} (events/{}): {error}",
             ix(*idx),
@@ -129,12 +143,7 @@ pub fn analyze(dir: &std::path::Path, display: String, opts: &Options) -> Conver
         );
     }
     let false_roots = false_root::find(&ctx);
-    let mut redactor = Redactor::default();
-    for doc in [&conv.base_state, &conv.meta] {
-        if let Some(v) = doc.value() {
-            redactor.learn(v);
-        }
-    }
+    let redactor = ctx.redactor.clone();
     let events = EventCounts {
         on_disk: conv.events.on_disk,
         log_length: index.len(),
@@ -144,7 +153,7 @@ pub fn analyze(dir: &std::path::Path, display: String, opts: &Options) -> Conver
     };
     let load_error = views.agent.as_ref().err().map(|e| LoadFailure {
         exception: e.exception(),
-        message: describe_load_error(e, &ctx.reader),
+        message: describe_load_error(e, &ctx),
     });
     let verdict = verdict(&ctx, &events, &load_error, &false_roots);
     let event_list = opts.event_list.then(|| rows(&ctx));
@@ -264,8 +273,8 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
         out.push(EventRow {
             index: i as u64,
             file: f.name.clone(),
-            kind: rec.map(|x| x.kind.clone()),
-            source: rec.and_then(|x| x.source.clone()),
+            kind: rec.map(|x| ctx.quote(&x.kind)),
+            source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
             parent,
             in_agent_view: ctx.views.in_agent[i],
             note,
@@ -277,8 +286,8 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
         out.push(EventRow {
             index: f.idx,
             file: f.name.clone(),
-            kind: rec.map(|x| x.kind.clone()),
-            source: rec.and_then(|x| x.source.clone()),
+            kind: rec.map(|x| ctx.quote(&x.kind)),
+            source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
             parent: Value::Null,
             in_agent_view: false,
             note: "beyond the index gap: invisible".into(),

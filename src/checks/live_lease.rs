@@ -55,12 +55,12 @@ pub fn lease_state(ctx: &Ctx) -> Lease {
     let host = v.get("owner_host").and_then(Value::as_str);
     let pid = v.get("owner_pid").and_then(Value::as_u64);
     let owner = match (host, pid) {
-        (Some(h), Some(p)) => format!("{} pid {p}", crate::render::sanitize(h)),
-        (Some(h), None) => crate::render::sanitize(h),
+        (Some(h), Some(p)) => format!("{} pid {p}", ctx.quote(h)),
+        (Some(h), None) => ctx.quote(h),
         _ => v
             .get("owner_instance_id")
             .and_then(Value::as_str)
-            .map(crate::render::sanitize)
+            .map(|s| ctx.quote(s))
             .unwrap_or_else(|| "an unknown owner".into()),
     };
     let same_host = host.is_some() && host.map(str::to_string) == this_host();

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Check, Ctx, Finding, Severity};
-use crate::secrets::CREDENTIAL_FIELDS;
+use crate::secrets::{Redactor, CREDENTIAL_FIELDS};
 
 pub struct MetaDivergence;
 
@@ -114,18 +114,28 @@ pub fn divergences(meta: &Value, base: &Value) -> Vec<Divergence> {
     out
 }
 
-/// A short, one-line rendering of a value for a message.
+/// A short, one-line rendering of a value for a message. Secrets inside the
+/// value (a credential slot of an `agent` object) are redacted before it is
+/// clipped, so a clip never leaves part of one.
 pub fn short(v: &Option<Value>) -> String {
+    let mut r = Redactor::default();
+    if let Some(v) = v {
+        r.learn(v);
+    }
+    short_with(v, &r)
+}
+
+/// [`short`], with every secret `redactor` knows redacted too.
+pub fn short_with(v: &Option<Value>, redactor: &Redactor) -> String {
     let s = match v {
-        None | Some(Value::Null) => "(absent)".to_string(),
+        None | Some(Value::Null) => return "(absent)".to_string(),
         Some(v) => serde_json::to_string(v).unwrap_or_default(),
     };
-    let s = crate::render::sanitize(&s);
-    if s.chars().count() > 60 {
-        format!("{}…", s.chars().take(59).collect::<String>())
-    } else {
-        s
+    let mut own = redactor.clone();
+    if let Some(v) = v {
+        own.learn(v);
     }
+    crate::text::clip(&own.redact(&s), 59)
 }
 
 impl Check for MetaDivergence {
@@ -177,9 +187,9 @@ Repair
                 "meta.json",
                 format!(
                     "{}: meta.json has {}, base_state.json has {}; {wins}",
-                    d.pointer.trim_start_matches('/').replace('/', "."),
-                    short(&d.meta),
-                    short(&d.base),
+                    ctx.quote(&d.pointer.trim_start_matches('/').replace('/', ".")),
+                    short_with(&d.meta, &ctx.redactor),
+                    short_with(&d.base, &ctx.redactor),
                 ),
             ));
         }
