@@ -149,7 +149,13 @@ fn read_events(events_dir: &Path, wide_index: bool) -> EventDir {
         Err(_) => return out,
         Ok(md) if !md.is_dir() => {
             out.exists = true;
-            out.error = Some("`events` is not a directory".into());
+            out.error = Some(match super::fsread::file_kind(&md) {
+                Some("symbolic link") => {
+                    "`events` is a symbolic link, which is not followed".into()
+                }
+                Some(what) => format!("`events` is a {what}, not a directory"),
+                None => "`events` is a file, not a directory".into(),
+            });
             return out;
         }
         Ok(_) => out.exists = true,

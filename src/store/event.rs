@@ -299,6 +299,14 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
             Err(e) => Err(invalid(&e)),
         };
     }
+    // Keys we do not need are skipped without serde's recursion limit, so the
+    // SDK's own limit is checked first: pydantic's JSON parser (jiter) refuses
+    // anything nested deeper than 200 levels.
+    if let Some(at) = too_deep(text.as_bytes(), MAX_DEPTH) {
+        return Err(Unreadable::InvalidJson(format!(
+            "nested more than {MAX_DEPTH} levels deep at byte {at}, beyond the SDK's parser limit"
+        )));
+    }
     let raw: RawEvent = match serde_json::from_str::<RawEvent>(text) {
         Ok(r) => r,
         Err(e) if e.to_string().starts_with("duplicate field") => {
@@ -338,6 +346,41 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
         key: lenient_str(raw.key),
         error,
     })
+}
+
+/// The nesting depth pydantic's JSON parser (jiter) accepts.
+pub const MAX_DEPTH: usize = 200;
+
+/// The byte offset where JSON text first nests deeper than `max` arrays and
+/// objects (brackets inside strings do not count). Linear, no recursion.
+pub fn too_deep(bytes: &[u8], max: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A parse error as a message that never quotes the file's content: syntax
@@ -477,6 +520,32 @@ mod tests {
         let r = parse_event(br#"{"kind":"K","action":null,"observation":{"x":1}}"#).unwrap();
         assert_eq!(r.action_kind, None);
         assert_eq!(r.observation_kind, None);
+    }
+
+    #[test]
+    fn nesting_beyond_the_sdk_limit_is_unreadable() {
+        let ok = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(199),
+            "]".repeat(199)
+        );
+        assert!(parse_event(ok.as_bytes()).is_ok());
+        let deep = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(matches!(
+            parse_event(deep.as_bytes()).unwrap_err(),
+            Unreadable::InvalidJson(m) if m.contains("nested")
+        ));
+        // brackets inside strings do not count
+        let s = format!(
+            r#"{{"kind":"K","x":"{}\"{}"}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(parse_event(s.as_bytes()).is_ok());
     }
 
     #[test]
