@@ -85,6 +85,17 @@ fn conversation_id(conv: &Conversation) -> String {
         .unwrap_or_else(|| conv.folder.clone())
 }
 
+/// A read error for a message: a quoted kind is redacted, then clipped.
+pub fn describe_read_error(e: &crate::view::ReadError, ctx: &Ctx) -> String {
+    match e {
+        crate::view::ReadError::UnknownKind { kind, field } => format!(
+            "its {field} `{}` is not a kind this SDK knows",
+            ctx.quote(kind)
+        ),
+        other => other.to_string(),
+    }
+}
+
 pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
     let reader = &ctx.reader;
     match e {
@@ -99,19 +110,11 @@ pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
                 ctx.quote(found)
             )
         }
-        LoadError::Read {
-            idx,
-            error: crate::view::ReadError::UnknownKind { kind, field },
-        } => format!(
-            "event {} (events/{}): its {field} `{}` is not a kind this SDK knows",
+        LoadError::Read { idx, error } => format!(
+            "event {} (events/{}): {}",
             ix(*idx),
             reader.file(*idx).name,
-            ctx.quote(kind)
-        ),
-        LoadError::Read { idx, error } => format!(
-            "event {} (events/{}): {error}",
-            ix(*idx),
-            reader.file(*idx).name
+            describe_read_error(error, ctx)
         ),
         LoadError::UnknownLeaf { .. } => "Unknown event_id: leaf_event_id is not in the log".into(),
         LoadError::UnknownParent { idx, .. } => {
@@ -260,7 +263,7 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
             _ => Value::Null,
         };
         let note = match r.read(i) {
-            Err(e) => format!("unreadable: {e}"),
+            Err(e) => format!("unreadable: {}", describe_read_error(&e, ctx)),
             Ok(_) if ctx.views.in_agent[i] => String::new(),
             Ok(rec) if rec.is_state_update() => "state-sync artifact".into(),
             Ok(_) => match orphan_why.get(&i) {
