@@ -14,6 +14,7 @@ pub mod render;
 pub mod report;
 pub mod secrets;
 pub mod store;
+pub mod text;
 pub mod version;
 pub mod view;
 

@@ -86,19 +86,36 @@ fn conversation_id(conv: &Conversation) -> String {
         .unwrap_or_else(|| conv.folder.clone())
 }
 
-pub fn describe_load_error(e: &LoadError, reader: &crate::view::Reader) -> String {
+/// A read error for a message: a quoted kind is redacted, then clipped.
+pub fn describe_read_error(e: &crate::view::ReadError, ctx: &Ctx) -> String {
+    match e {
+        crate::view::ReadError::UnknownKind { kind, field } => format!(
+            "its {field} `{}` is not a kind this SDK knows",
+            ctx.quote(kind)
+        ),
+        other => other.to_string(),
+    }
+}
+
+pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
+    let reader = &ctx.reader;
     match e {
         LoadError::NoBaseState => {
             "base_state.json is missing and there is no agent to rebuild it".into()
         }
         LoadError::BadBaseState(why) => format!("base_state.json: {why}"),
         LoadError::IdMismatch { expected, found } => {
-            format!("Conversation ID mismatch: folder is {expected}, base_state.json has {found}")
+            format!(
+                "Conversation ID mismatch: folder is {}, base_state.json has {}",
+                ctx.quote(expected),
+                ctx.quote(found)
+            )
         }
         LoadError::Read { idx, error } => format!(
-            "event {} (events/{}): {error}",
+            "event {} (events/{}): {}",
             ix(*idx),
-            reader.file(*idx).name
+            reader.file(*idx).name,
+            describe_read_error(error, ctx)
         ),
         LoadError::UnknownLeaf { .. } => "Unknown event_id: leaf_event_id is not in the log".into(),
         LoadError::UnknownParent { idx, .. } => {
@@ -140,12 +157,7 @@ pub fn analyze_with(
         );
     }
     let false_roots = false_root::find(&ctx);
-    let mut redactor = Redactor::default();
-    for doc in [&conv.base_state, &conv.meta] {
-        if let Some(v) = doc.value() {
-            redactor.learn(v);
-        }
-    }
+    let redactor = ctx.redactor.clone();
     let events = EventCounts {
         on_disk: conv.events.on_disk,
         log_length: index.len(),
@@ -155,7 +167,7 @@ pub fn analyze_with(
     };
     let load_error = views.agent.as_ref().err().map(|e| LoadFailure {
         exception: e.exception(),
-        message: describe_load_error(e, &ctx.reader),
+        message: describe_load_error(e, &ctx),
     });
     let verdict = verdict(&ctx, &events, &load_error, &false_roots);
     let event_list = opts.event_list.then(|| rows(&ctx));
@@ -279,7 +291,7 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
             _ => Value::Null,
         };
         let note = match r.read(i) {
-            Err(e) => format!("unreadable: {e}"),
+            Err(e) => format!("unreadable: {}", describe_read_error(&e, ctx)),
             Ok(_) if ctx.views.in_agent[i] => String::new(),
             Ok(rec) if rec.is_state_update() => "state-sync artifact".into(),
             Ok(_) => match orphan_why.get(&i) {
@@ -292,8 +304,8 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
         out.push(EventRow {
             index: i as u64,
             file: f.name.clone(),
-            kind: rec.map(|x| x.kind.clone()),
-            source: rec.and_then(|x| x.source.clone()),
+            kind: rec.map(|x| ctx.quote(&x.kind)),
+            source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
             parent,
             in_agent_view: ctx.views.in_agent[i],
             note,
@@ -305,8 +317,8 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
         out.push(EventRow {
             index: f.idx,
             file: f.name.clone(),
-            kind: rec.map(|x| x.kind.clone()),
-            source: rec.and_then(|x| x.source.clone()),
+            kind: rec.map(|x| ctx.quote(&x.kind)),
+            source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
             parent: Value::Null,
             in_agent_view: false,
             note: "beyond the index gap: invisible".into(),

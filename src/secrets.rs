@@ -88,7 +88,8 @@ pub fn credential_slots(root: &Value) -> Vec<(String, &Value)> {
     out
 }
 
-fn escape_pointer(k: &str) -> String {
+/// Escape a key for a JSON pointer (RFC 6901).
+pub fn escape_pointer(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }
 
@@ -152,11 +153,35 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    /// Remember every secret-looking string in a JSON document.
+    /// Remember every secret-looking string in a JSON document: each value of
+    /// a credential slot (what `plaintext-secret` inspects), each string under
+    /// a key the SDK's `is_secret_key` flags, and each Fernet token.
     pub fn learn(&mut self, v: &Value) {
+        for (_, slot) in credential_slots(v) {
+            if let Value::String(s) = slot {
+                self.remember(s);
+            }
+        }
         self.learn_walk(v, None);
-        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        self.secrets
+            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         self.secrets.dedup();
+    }
+
+    /// Remember one secret, raw and as JSON spells it inside a string.
+    /// Values shorter than 6 characters are not remembered (replacing every
+    /// `true` or `abc` in a report would garble it, and protects little).
+    fn remember(&mut self, s: &str) {
+        if s.len() < 6 || s == SDK_REDACTED {
+            return;
+        }
+        self.secrets.push(s.to_string());
+        if let Ok(esc) = serde_json::to_string(s) {
+            let inner = &esc[1..esc.len() - 1];
+            if inner != s {
+                self.secrets.push(inner.to_string());
+            }
+        }
     }
 
     fn learn_walk(&mut self, v: &Value, key: Option<&str>) {
@@ -167,14 +192,8 @@ impl Redactor {
                         && k != "kind"
                         && (is_secret_key(k) || CREDENTIAL_FIELDS.contains(&k))
                 });
-                if (by_key || is_fernet(s)) && s.len() >= 6 && s != SDK_REDACTED {
-                    self.secrets.push(s.clone());
-                    if let Ok(esc) = serde_json::to_string(s) {
-                        let inner = &esc[1..esc.len() - 1];
-                        if inner != s {
-                            self.secrets.push(inner.to_string());
-                        }
-                    }
+                if by_key || is_fernet(s) {
+                    self.remember(s);
                 }
             }
             Value::Array(a) => a.iter().for_each(|x| self.learn_walk(x, key)),

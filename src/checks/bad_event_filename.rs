@@ -40,7 +40,7 @@ Repair
             let content = match &s.record {
                 Some(r) => format!(
                     " It holds a {} the SDK will never show.",
-                    crate::render::sanitize(&r.kind)
+                    ctx.quote(&r.kind)
                 ),
                 None => String::new(),
             };

@@ -36,6 +36,12 @@ Repair
             Some(LoadError::UnknownParent { idx, .. }) => Some(*idx),
             _ => None,
         };
+        let hidden_ids: std::collections::HashSet<&str> = ctx
+            .index
+            .beyond_gap
+            .iter()
+            .map(|&pos| ctx.conv.events.files[pos].name_id.as_str())
+            .collect();
         for i in 0..ctx.reader.len() {
             let Some(rec) = ctx.reader.record(i) else {
                 continue;
@@ -46,11 +52,7 @@ Repair
             if ctx.index.id_to_idx.contains_key(p) {
                 continue;
             }
-            let hidden = ctx
-                .index
-                .beyond_gap
-                .iter()
-                .any(|&pos| ctx.conv.events.files[pos].name_id == *p);
+            let hidden = hidden_ids.contains(p.as_str());
             let why = if hidden {
                 " (it is beyond the index gap)"
             } else {

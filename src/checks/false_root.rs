@@ -52,13 +52,35 @@ pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
         .as_ref()
         .ok()
         .and_then(|c| c.first().copied());
+    // run_start[i]: where the run of artifacts ending just before i starts
+    // (i itself when i-1 is not an artifact). Computed once, so a log of
+    // thousands of roots stays linear.
+    let mut run_start = vec![0usize; n];
+    for i in 1..n {
+        let prev_artifact = r.record(i - 1).is_some_and(|rec| rec.is_artifact());
+        run_start[i] = if prev_artifact { run_start[i - 1] } else { i };
+    }
+    // The legacy log: the events before the first one with a `parent_id`.
+    let first_parented = (0..n)
+        .find(|&i| r.record(i).is_some_and(|rec| rec.parent.is_present()))
+        .unwrap_or(n);
+    // For guard 1, once: the first real event that has a `parent_id` or is
+    // unreadable, and for each k the last real event before k.
+    let not_flat_at = (0..n)
+        .find(|&i| match r.record(i) {
+            Some(rec) => !rec.is_artifact() && rec.parent.is_present(),
+            None => true,
+        })
+        .unwrap_or(n);
+    let mut last_real: Vec<Option<usize>> = vec![None; n + 1];
+    for i in 0..n {
+        let real = r.record(i).is_some_and(|rec| !rec.is_artifact());
+        last_real[i + 1] = if real { Some(i) } else { last_real[i] };
+    }
     let mut out = Vec::new();
     for &root in &roots {
         // The run of artifacts directly before the root.
-        let mut first = root;
-        while first > 0 && r.record(first - 1).is_some_and(|rec| rec.is_artifact()) {
-            first -= 1;
-        }
+        let first = run_start[root];
         if first == root {
             continue;
         }
@@ -71,29 +93,13 @@ pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
         }
         // Guard 1: real events before the run: all parent-less, at least one,
         // and every one of them readable (else we cannot vouch for the shape).
-        let mut real = 0;
-        let mut flat = true;
-        let mut relink_to = None;
-        for i in 0..first {
-            match r.record(i) {
-                Some(rec) if rec.is_artifact() => {}
-                Some(rec) => {
-                    real += 1;
-                    relink_to = Some(i);
-                    if rec.parent.is_present() {
-                        flat = false;
-                    }
-                }
-                None => flat = false,
-            }
-        }
-        let (true, Some(relink_to)) = (flat && real > 0, relink_to) else {
+        let flat = not_flat_at >= first;
+        let relink_to = last_real[first];
+        let (true, Some(relink_to)) = (flat, relink_to) else {
             continue;
         };
         // The legacy log: the events before the first one with a `parent_id`.
-        let legacy_end = (0..root)
-            .find(|&i| r.record(i).is_some_and(|rec| rec.parent.is_present()))
-            .unwrap_or(root);
+        let legacy_end = first_parented.min(root);
         let mut doubts = Vec::new();
         for i in run.clone() {
             if let Some(ParentRef::Id(p)) = r.record(i).map(|rec| &rec.parent) {
@@ -115,7 +121,8 @@ pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
         if active_root != Some(root) {
             doubts.push("the agent's current branch does not start at it".into());
         }
-        let stranded = ctx.views.orphans.iter().filter(|(i, _)| *i < root).count();
+        // orphans are in index order
+        let stranded = ctx.views.orphans.partition_point(|(i, _)| *i < root);
         out.push(FalseRoot {
             root,
             artifacts: run,

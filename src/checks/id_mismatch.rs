@@ -35,7 +35,11 @@ Repair
                 self.id(),
                 Severity::Error,
                 "base_state.json",
-                format!("base_state.json is for conversation {found}, but this folder is {expected}; the SDK refuses to resume it"),
+                format!(
+                    "base_state.json is for conversation {}, but this folder is {}; the SDK refuses to resume it",
+                    ctx.quote(found),
+                    ctx.quote(expected)
+                ),
             ));
         }
     }

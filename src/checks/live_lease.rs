@@ -12,7 +12,8 @@ pub struct LiveLease;
 #[derive(Debug, PartialEq)]
 pub enum Lease {
     None,
-    /// Unexpired, and the owner may be alive.
+    /// Unexpired, and the owner may be alive. `owner` is raw text from the
+    /// file: quote it with `Ctx::quote` (redacted, then clipped).
     Live {
         owner: String,
         expires_at: f64,
@@ -42,9 +43,9 @@ pub fn lease_state(ctx: &Ctx) -> Lease {
     lease_of(&ctx.conv.lease, ctx.now)
 }
 
-/// Who holds a live lease on the conversation folder `dir` right now (read
+/// Whether a live lease holds the conversation folder `dir` right now (read
 /// fresh from disk, for the moment before a write).
-pub fn live_owner(dir: &std::path::Path) -> Option<String> {
+pub fn is_live(dir: &std::path::Path) -> bool {
     let path = dir.join("owner_lease.json");
     let doc = match crate::store::fsread::read_regular(&path) {
         Err(_) if std::fs::symlink_metadata(&path).is_err() => crate::store::Doc::Missing,
@@ -56,10 +57,10 @@ pub fn live_owner(dir: &std::path::Path) -> Option<String> {
             }
         },
     };
-    match lease_of(&doc, std::time::SystemTime::now()) {
-        Lease::Live { owner, .. } => Some(owner),
-        _ => None,
-    }
+    matches!(
+        lease_of(&doc, std::time::SystemTime::now()),
+        Lease::Live { .. }
+    )
 }
 
 fn lease_of(doc: &crate::store::Doc, now: std::time::SystemTime) -> Lease {
@@ -78,12 +79,12 @@ fn lease_of(doc: &crate::store::Doc, now: std::time::SystemTime) -> Lease {
     let host = v.get("owner_host").and_then(Value::as_str);
     let pid = v.get("owner_pid").and_then(Value::as_u64);
     let owner = match (host, pid) {
-        (Some(h), Some(p)) => format!("{} pid {p}", crate::render::sanitize(h)),
-        (Some(h), None) => crate::render::sanitize(h),
+        (Some(h), Some(p)) => format!("{h} pid {p}"),
+        (Some(h), None) => h.to_string(),
         _ => v
             .get("owner_instance_id")
             .and_then(Value::as_str)
-            .map(crate::render::sanitize)
+            .map(str::to_string)
             .unwrap_or_else(|| "an unknown owner".into()),
     };
     let same_host = host.is_some() && host.map(str::to_string) == this_host();
@@ -134,7 +135,8 @@ Repair
                 Severity::Info,
                 "owner_lease.json",
                 format!(
-                    "in use by {owner} (lease until {}); repair will refuse to touch it",
+                    "in use by {} (lease until {}); repair will refuse to touch it",
+                    ctx.quote(&owner),
                     crate::clock::utc(until).0
                 ),
             ));

@@ -4,7 +4,9 @@
 use serde_json::Value;
 
 use super::{Check, Ctx, Finding, Severity};
-use crate::secrets::CREDENTIAL_FIELDS;
+use std::collections::HashSet;
+
+use crate::secrets::{credential_slots, escape_pointer, secret_form, Redactor, SecretForm};
 
 pub struct MetaDivergence;
 
@@ -40,6 +42,7 @@ fn diff(
     path: &mut String,
     m: Option<&Value>,
     b: Option<&Value>,
+    slots: &HashSet<String>,
     out: &mut Vec<Divergence>,
 ) {
     // meta.json is written without exclude_none, base_state.json with it:
@@ -47,10 +50,20 @@ fn diff(
     if absent(m) && absent(b) {
         return;
     }
-    // Credentials are compared by where they are, never by value (two Fernet
-    // tokens of one secret differ); the repair handles them separately.
-    let last = path.rsplit('/').next().unwrap_or("");
-    if CREDENTIAL_FIELDS.contains(&last) {
+    // A credential is compared by its form, never by ciphertext: two Fernet
+    // tokens of one secret differ, and a redacted copy next to a real one is
+    // a lost secret (the repair keeps the real one), not configuration drift.
+    // Only two different plaintext values diverge.
+    if slots.contains(path.as_str()) {
+        let plain = |v: Option<&Value>| v.is_some_and(|v| secret_form(v) == SecretForm::Plaintext);
+        if plain(m) && plain(b) && m != b {
+            out.push(Divergence {
+                field,
+                pointer: path.clone(),
+                meta: m.cloned(),
+                base: b.cloned(),
+            });
+        }
         return;
     }
     match (m, b) {
@@ -60,8 +73,8 @@ fn diff(
             for k in keys {
                 let len = path.len();
                 path.push('/');
-                path.push_str(k);
-                diff(field, path, mo.get(k), bo.get(k), out);
+                path.push_str(&escape_pointer(k));
+                diff(field, path, mo.get(k), bo.get(k), slots, out);
                 path.truncate(len);
             }
         }
@@ -85,12 +98,17 @@ fn numbers_equal(a: &Value, b: &Value) -> bool {
 /// Every divergence between the duplicated fields, plus secret names.
 pub fn divergences(meta: &Value, base: &Value) -> Vec<Divergence> {
     let mut out = Vec::new();
+    let slots: HashSet<String> = credential_slots(meta)
+        .into_iter()
+        .chain(credential_slots(base))
+        .map(|(p, _)| p)
+        .collect();
     for &(mk, bk) in DUPLICATED {
         if mk == "agent" && absent(meta.get("agent")) {
             continue; // slim meta.json: nothing duplicated
         }
         let mut path = format!("/{mk}");
-        diff(mk, &mut path, meta.get(mk), base.get(bk), &mut out);
+        diff(mk, &mut path, meta.get(mk), base.get(bk), &slots, &mut out);
     }
     // meta.json `secrets` ↔ base_state.json `secret_registry.secret_sources`:
     // compare which names exist (values are encrypted or redacted).
@@ -115,18 +133,19 @@ pub fn divergences(meta: &Value, base: &Value) -> Vec<Divergence> {
     out
 }
 
-/// A short, one-line rendering of a value for a message.
-pub fn short(v: &Option<Value>) -> String {
+/// A short, one-line rendering of a value for a message: every secret the
+/// redactor knows (and any found inside the value) is redacted *before* it
+/// is clipped, so a clip never leaves part of one.
+pub fn short_with(v: &Option<Value>, redactor: &Redactor) -> String {
     let s = match v {
-        None | Some(Value::Null) => "(absent)".to_string(),
+        None | Some(Value::Null) => return "(absent)".to_string(),
         Some(v) => serde_json::to_string(v).unwrap_or_default(),
     };
-    let s = crate::render::sanitize(&s);
-    if s.chars().count() > 60 {
-        format!("{}…", s.chars().take(59).collect::<String>())
-    } else {
-        s
+    let mut own = redactor.clone();
+    if let Some(v) = v {
+        own.learn(v);
     }
+    crate::text::clip(&own.redact(&s), 59)
 }
 
 impl Check for MetaDivergence {
@@ -191,9 +210,9 @@ Repair
                     "meta.json",
                     format!(
                         "{}: meta.json has {}, base_state.json has {}; {wins}",
-                        d.pointer.trim_start_matches('/').replace('/', "."),
-                        short(&d.meta),
-                        short(&d.base),
+                        ctx.quote(&d.pointer.trim_start_matches('/').replace('/', ".")),
+                        short_with(&d.meta, &ctx.redactor),
+                        short_with(&d.base, &ctx.redactor),
                     ),
                 )
                 .fixable(trusted && d.field != "secrets"),
@@ -208,12 +227,30 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn null_equals_absent_and_secrets_are_not_compared() {
-        let meta = json!({"agent": {"llm": {"model": "a", "timeout": 600, "api_key": "x", "base_url": null}},
+    fn null_equals_absent_and_ciphertexts_are_not_compared() {
+        let meta = json!({"agent": {"llm": {"model": "a", "timeout": 600, "api_key": "gAAAAAone", "base_url": null},
+                                    "mcp_config": {"s": {"env": {"T": "gAAAAAthree"}}}},
                           "max_iterations": 500, "secrets": {}});
-        let base = json!({"agent": {"llm": {"model": "a", "timeout": 600.0, "api_key": "y"}},
+        let base = json!({"agent": {"llm": {"model": "a", "timeout": 600.0, "api_key": "gAAAAAtwo"},
+                                    "mcp_config": {"s": {"env": {"T": "**********"}}}},
                           "max_iterations": 500});
         assert!(divergences(&meta, &base).is_empty());
+    }
+
+    #[test]
+    fn two_different_plaintext_secrets_diverge() {
+        let meta = json!({"agent": {"llm": {"api_key": "sk-old"}}});
+        let base = json!({"agent": {"llm": {"api_key": "sk-new"}}});
+        let d = divergences(&meta, &base);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].pointer, "/agent/llm/api_key");
+    }
+
+    #[test]
+    fn keys_are_escaped_in_pointers() {
+        let meta = json!({"tags": {"a/b": "1"}});
+        let base = json!({"tags": {"a/b": "2"}});
+        assert_eq!(divergences(&meta, &base)[0].pointer, "/tags/a~1b");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
+use crate::secrets::Redactor;
 use crate::store::{Conversation, Index};
 use crate::version::Version;
 use crate::view::{LoadError, Reader, Views};
@@ -98,6 +99,9 @@ pub struct Ctx<'a> {
     pub reader: Reader<'a>,
     pub version: Version,
     pub now: SystemTime,
+    /// Every secret of this conversation (the output layer's redactor),
+    /// applied early where a message clips a value (see [`Ctx::quote`]).
+    pub redactor: Redactor,
 }
 
 impl<'a> Ctx<'a> {
@@ -107,6 +111,12 @@ impl<'a> Ctx<'a> {
         views: &'a Views,
         version: Version,
     ) -> Self {
+        let mut redactor = Redactor::default();
+        for doc in [&conv.base_state, &conv.meta] {
+            if let Some(v) = doc.value() {
+                redactor.learn(v);
+            }
+        }
         Ctx {
             conv,
             index,
@@ -114,7 +124,16 @@ impl<'a> Ctx<'a> {
             reader: Reader::new(conv, index, version),
             version,
             now: SystemTime::now(),
+            redactor,
         }
+    }
+
+    /// An untrusted value (a kind, an id, a host name read from a file) as a
+    /// message may quote it: secrets redacted *before* it is clipped to
+    /// [`QUOTE_MAX`](crate::text::QUOTE_MAX) characters (so a clip can never
+    /// leave part of a secret), escaping left to the renderer.
+    pub fn quote(&self, s: &str) -> String {
+        crate::text::clip(&self.redactor.redact(s), crate::text::QUOTE_MAX)
     }
 
     /// The load error, when the SDK cannot load the conversation.

@@ -46,7 +46,7 @@ Repair
             let paths: Vec<String> = credential_slots(v)
                 .into_iter()
                 .filter(|(_, val)| secret_form(val) == SecretForm::Plaintext)
-                .map(|(p, _)| p)
+                .map(|(p, _)| ctx.quote(&p))
                 .collect();
             if paths.is_empty() {
                 continue;

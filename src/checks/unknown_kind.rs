@@ -65,8 +65,9 @@ Repair
                 sev,
                 ctx.event_path(i),
                 format!(
-                    "event {} has {field} `{kind}`, unknown to SDK {}{}; {tail}",
+                    "event {} has {field} `{}`, unknown to SDK {}{}; {tail}",
                     ix(i),
+                    ctx.quote(&kind),
                     ctx.reader.kinds.source,
                     hint(&kind)
                 ),

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use super::{Edits, Op, Plan, RepairOptions};
-use crate::checks::meta_divergence::{divergences, short};
+use crate::checks::meta_divergence::{divergences, short_with};
 use crate::checks::Ctx;
 use crate::secrets::{credential_slots, secret_form, SecretForm, CREDENTIAL_FIELDS};
 use crate::store::Doc;
@@ -129,8 +129,8 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
         let what = format!(
             "{}: {} → {} (from base_state.json)",
             display_pointer(&d.pointer),
-            short(&d.meta),
-            short(&d.base)
+            short_with(&d.meta, &ctx.redactor),
+            short_with(&d.base, &ctx.redactor)
         );
         let new = d.base.clone().unwrap_or(Value::Null);
         match edits.patch(REL, &d.pointer, Op::Set(new), "meta-divergence", what) {

@@ -204,7 +204,8 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     };
     if let checks::live_lease::Lease::Live { owner, .. } = checks::live_lease::lease_state(&ctx) {
         plan.refused = Some(format!(
-            "in use by {owner} (owner_lease.json is live); stop the server or wait for the lease to expire"
+            "in use by {} (owner_lease.json is live); stop the server or wait for the lease to expire",
+            ctx.quote(&owner)
         ));
         return plan;
     }
@@ -252,13 +253,20 @@ fn verify_in_memory(plan: &mut Plan, version: Version) {
             }
         }
     }
+    // Each edit must clear findings of the checks it serves on its file,
+    // and leave none that were not there before (some, like differing
+    // secret names, are left to a human on purpose).
     for e in &plan.edits {
         for &c in &e.checks {
-            if after
-                .findings
-                .iter()
-                .any(|f| f.check == c && f.file == e.rel && f.severity >= Severity::Warning)
-            {
+            let of = |r: &ConversationReport| -> Vec<String> {
+                r.findings
+                    .iter()
+                    .filter(|f| f.check == c && f.file == e.rel)
+                    .map(|f| f.message.clone())
+                    .collect()
+            };
+            let (was, now) = (of(&plan.before), of(&after));
+            if now.len() >= was.len() || now.iter().any(|m| !was.contains(m)) {
                 plan.refused = Some(format!(
                     "the planned change to {} does not clear `{c}`; nothing was changed",
                     e.rel

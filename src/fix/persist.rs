@@ -164,8 +164,11 @@ pub fn lock_events(conv: &Path) -> Result<EventLock, String> {
 pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, String> {
     let _lock = lock_events(&plan.dir)?;
     // Under the lock, the lease and the files must be what was planned.
-    if let Some(owner) = crate::checks::live_lease::live_owner(&plan.dir) {
-        return Err(format!("in use by {owner} (owner_lease.json is live)"));
+    if crate::checks::live_lease::is_live(&plan.dir) {
+        return Err(
+            "owner_lease.json became live: a server took the conversation; nothing was changed"
+                .into(),
+        );
     }
     let abs = fs::canonicalize(&plan.dir).map_err(|e| format!("{}: {e}", plan.dir.display()))?;
     let mut staged = Vec::new();
@@ -261,8 +264,10 @@ fn restore_one(run_dir: &Path, e: &ManifestEntry) -> Restored {
         Ok(l) => l,
         Err(why) => return Restored::Refused(why),
     };
-    if let Some(owner) = crate::checks::live_lease::live_owner(&e.conversation) {
-        return Restored::Refused(format!("in use by {owner} (owner_lease.json is live)"));
+    if crate::checks::live_lease::is_live(&e.conversation) {
+        return Restored::Refused(
+            "a server holds the conversation (owner_lease.json is live)".into(),
+        );
     }
     let path = e.conversation.join(&e.file);
     let now = match fs::read(&path) {

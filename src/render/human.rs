@@ -8,6 +8,13 @@ use owo_colors::OwoColorize;
 use super::{sanitize, Renderer, Summary};
 use crate::checks::Severity;
 use crate::report::ConversationReport;
+use crate::secrets::redact_fernet;
+
+/// An untrusted string for the terminal: secrets redacted first (a secret
+/// holding a control character must still match), then escaped.
+fn clean(r: &ConversationReport, s: &str) -> String {
+    sanitize(&r.redactor.redact(s))
+}
 
 pub struct Human {
     color: bool,
@@ -47,7 +54,7 @@ impl Human {
     }
 
     fn verdict(&self, r: &ConversationReport) -> String {
-        let v = sanitize(&r.verdict);
+        let v = clean(r, &r.verdict);
         if !self.color {
             return v;
         }
@@ -64,7 +71,7 @@ impl Human {
 impl Renderer for Human {
     fn conversation(&mut self, w: &mut dyn Write, r: &ConversationReport) -> io::Result<()> {
         let mut s = String::new();
-        let _ = writeln!(s, "{}", self.strong(&sanitize(&r.path)));
+        let _ = writeln!(s, "{}", self.strong(&clean(r, &r.path)));
         for f in &r.findings {
             let fix = if f.fixable { " [fixable]" } else { "" };
             let _ = writeln!(
@@ -72,8 +79,8 @@ impl Renderer for Human {
                 "  {}[{}] {}: {}{}",
                 self.sev(f.severity),
                 f.check,
-                sanitize(&f.file),
-                sanitize(&f.message),
+                clean(r, &f.file),
+                clean(r, &f.message),
                 self.faint(fix)
             );
         }
@@ -98,11 +105,11 @@ impl Renderer for Human {
                 let line = format!(
                     "{:05}   {:<30} {:<11} {:<18} {:<5} {}",
                     row.index,
-                    sanitize(row.kind.as_deref().unwrap_or("?")),
-                    sanitize(row.source.as_deref().unwrap_or("-")),
-                    sanitize(&parent),
+                    clean(r, row.kind.as_deref().unwrap_or("?")),
+                    clean(r, row.source.as_deref().unwrap_or("-")),
+                    clean(r, &parent),
                     mark,
-                    sanitize(&row.note)
+                    clean(r, &row.note)
                 );
                 let line = if self.color && !row.in_agent_view {
                     line.dimmed().to_string()
@@ -113,6 +120,8 @@ impl Renderer for Human {
             }
         }
         s.push('\n');
+        // Every piece was redacted before it was escaped; redacting the whole
+        // block again is the backstop for anything composed after.
         w.write_all(r.redactor.redact(&s).as_bytes())
     }
 
@@ -145,7 +154,7 @@ impl Renderer for Human {
             let _ = writeln!(t, "findings: {}", list.join(", "));
         }
         for note in &s.notes {
-            let _ = writeln!(t, "note: {}", sanitize(note));
+            let _ = writeln!(t, "note: {}", sanitize(&redact_fernet(note)));
         }
         w.write_all(t.as_bytes())?;
         w.flush()

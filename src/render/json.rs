@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use super::{Renderer, Summary};
 use crate::report::ConversationReport;
+use crate::secrets::redact_fernet;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -27,6 +28,28 @@ impl Json {
     }
 }
 
+/// JSON text that cannot drive a terminal when printed raw: serde escapes
+/// C0 controls, and this escapes what it leaves (DEL, C1 controls such as
+/// U+009B CSI, bidi and zero-width characters) as `\uXXXX`. Such characters
+/// can only occur inside strings, where the escape means the same.
+pub fn json_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(super::is_unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if super::is_unsafe_char(c) {
+            let mut buf = [0u16; 2];
+            for u in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> io::Result<String> {
     serde_json::to_string(v).map_err(io::Error::other)
 }
@@ -36,7 +59,7 @@ impl Renderer for Json {
         // Serialized text passes through the conversation's redactor (which
         // also knows the JSON-escaped spelling of each secret).
         let text = to_json(r)?;
-        let text = r.redactor.redact(&text);
+        let text = json_safe(&r.redactor.redact(&text)).into_owned();
         if self.lines {
             writeln!(w, "{text}")?;
         } else {
@@ -55,7 +78,7 @@ impl Renderer for Json {
     }
 
     fn finish(&mut self, w: &mut dyn Write, s: &Summary) -> io::Result<()> {
-        let summary = to_json(s)?;
+        let summary = json_safe(&redact_fernet(&to_json(s)?)).into_owned();
         if self.lines {
             writeln!(w, "{{\"summary\":{summary}}}")?;
         } else {

@@ -51,15 +51,21 @@ impl ColorChoice {
 pub fn sanitize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        let bad = c.is_control()
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}');
-        if bad {
+        if is_unsafe_char(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// A character that must not reach a terminal raw: C0/C1 controls and DEL,
+/// bidi overrides and isolates, zero-width characters, the BOM, and the
+/// line/paragraph separators.
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2028}' | '\u{2029}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// Totals over every conversation of a run.
@@ -113,11 +119,13 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
 
 /// stderr messages (errors, notes, hints): never on stdout.
 pub fn error(msg: &str) {
-    let _ = writeln!(io::stderr(), "convo-doctor: error: {}", sanitize(msg));
+    let msg = sanitize(&crate::secrets::redact_fernet(msg));
+    let _ = writeln!(io::stderr(), "convo-doctor: error: {msg}");
 }
 
 pub fn note(msg: &str) {
-    let _ = writeln!(io::stderr(), "convo-doctor: {}", sanitize(msg));
+    let msg = sanitize(&crate::secrets::redact_fernet(msg));
+    let _ = writeln!(io::stderr(), "convo-doctor: {msg}");
 }
 
 /// Write text to stdout.

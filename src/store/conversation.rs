@@ -8,7 +8,9 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::event::{counts_as_event_file, parse_event, parse_event_name, EventRecord, Unreadable};
+use super::event::{
+    counts_as_event_file, invalid, parse_event, parse_event_name, EventRecord, Unreadable,
+};
 use super::fsread::{io_reason, read_regular};
 
 /// A JSON state file (`base_state.json`, `meta.json`, `owner_lease.json`).
@@ -120,13 +122,7 @@ fn read_doc(path: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTim
                 Ok(text) => match serde_json::from_str::<Value>(text) {
                     Ok(v @ Value::Object(_)) => Doc::Present(v),
                     Ok(_) => Doc::Unreadable(Unreadable::NotObject),
-                    Err(e) => Doc::Unreadable(Unreadable::InvalidJson(
-                        if e.classify() == serde_json::error::Category::Eof {
-                            "it ends early: truncated".into()
-                        } else {
-                            e.to_string()
-                        },
-                    )),
+                    Err(e) => Doc::Unreadable(invalid(&e)),
                 },
             };
             (doc, mtime)
@@ -177,7 +173,13 @@ fn read_events(events_dir: &Path, wide_index: bool, overlay: &Overlay) -> EventD
         Err(_) => return out,
         Ok(md) if !md.is_dir() => {
             out.exists = true;
-            out.error = Some("`events` is not a directory".into());
+            out.error = Some(match super::fsread::file_kind(&md) {
+                Some("symbolic link") => {
+                    "`events` is a symbolic link, which is not followed".into()
+                }
+                Some(what) => format!("`events` is a {what}, not a directory"),
+                None => "`events` is a file, not a directory".into(),
+            });
             return out;
         }
         Ok(_) => out.exists = true,

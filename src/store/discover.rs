@@ -86,6 +86,19 @@ pub fn discover(root: &Path) -> Result<Discovery, String> {
 /// `subagents/<id>/` conversations inside a conversation.
 fn nested(conv: &Path, out: &mut Discovery) {
     let sub = conv.join("subagents");
+    // Never through a link: `subagents -> ..` would list (and loop over)
+    // folders outside PATH.
+    match std::fs::symlink_metadata(&sub) {
+        Ok(md) if md.is_dir() => {}
+        Ok(md) if md.file_type().is_symlink() => {
+            out.notes.push(format!(
+                "`{}` is a symbolic link and was not followed",
+                sub.display()
+            ));
+            return;
+        }
+        _ => return,
+    }
     let Ok(rd) = std::fs::read_dir(&sub) else {
         return;
     };

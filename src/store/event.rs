@@ -116,6 +116,7 @@ pub enum Unreadable {
     BadField {
         field: &'static str,
         found: &'static str,
+        expected: &'static str,
     },
     /// Not a regular file (directory, FIFO, socket, symlink): never opened.
     NotAFile(&'static str),
@@ -132,8 +133,12 @@ impl std::fmt::Display for Unreadable {
             Unreadable::InvalidJson(e) => write!(f, "the file is not valid JSON ({e})"),
             Unreadable::NotObject => write!(f, "the JSON is not an object"),
             Unreadable::MissingKind => write!(f, "the event has no string `kind`"),
-            Unreadable::BadField { field, found } => {
-                write!(f, "`{field}` is {found}, not a string")
+            Unreadable::BadField {
+                field,
+                found,
+                expected,
+            } => {
+                write!(f, "`{field}` is {found}, not {expected}")
             }
             Unreadable::NotAFile(what) => write!(f, "it is a {what}, not a regular file"),
             Unreadable::TooLarge(n) => write!(f, "it is {n} bytes, over the read limit"),
@@ -142,10 +147,64 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
-#[derive(Deserialize)]
-struct KindOnly {
-    #[serde(default)]
-    kind: Option<Value>,
+/// `action` / `observation`: an object whose `kind` is read and whose other
+/// keys (often a large tool output) are skipped unread; any other JSON type is
+/// recorded by its type name only. (Deserializing it as a struct would make
+/// serde quote a string value in its error message, and a file's content must
+/// never reach the output.)
+enum KindOnly {
+    Object { kind: Option<Value> },
+    Other(&'static str),
+}
+
+impl<'de> Deserialize<'de> for KindOnly {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KindOnly;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KindOnly, A::Error> {
+                let mut kind = None;
+                while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if k == "kind" {
+                        kind = Some(m.next_value::<Value>()?);
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(KindOnly::Object { kind })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> Result<KindOnly, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(KindOnly::Other("an array"))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<KindOnly, E> {
+                Ok(KindOnly::Other("a boolean"))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<KindOnly, E> {
+                Ok(KindOnly::Other("a number"))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<KindOnly, E> {
+                Ok(KindOnly::Other("a number"))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<KindOnly, E> {
+                Ok(KindOnly::Other("a number"))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<KindOnly, E> {
+                Ok(KindOnly::Other("a string"))
+            }
+            fn visit_unit<E>(self) -> Result<KindOnly, E> {
+                Ok(KindOnly::Other("null"))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The subset of an event's keys we deserialize; serde skips the rest.
@@ -193,16 +252,26 @@ fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unre
         Some(other) => Err(Unreadable::BadField {
             field,
             found: type_name(&other),
+            expected: "a string",
         }),
     }
 }
 
 /// `action.kind` / `observation.kind` (the rest of the nested object, often
-/// a large tool output, is skipped without being stored).
-fn nested_kind(v: Option<KindOnly>) -> Option<String> {
-    match v?.kind {
-        Some(Value::String(s)) => Some(s),
-        _ => None,
+/// a large tool output, is skipped without being stored). `action` or
+/// `observation` that is not an object fails the SDK's validation.
+fn nested_kind(v: Option<KindOnly>, field: &'static str) -> Result<Option<String>, Unreadable> {
+    match v {
+        None | Some(KindOnly::Other("null")) => Ok(None),
+        Some(KindOnly::Other(found)) => Err(Unreadable::BadField {
+            field,
+            found,
+            expected: "an object",
+        }),
+        Some(KindOnly::Object {
+            kind: Some(Value::String(s)),
+        }) => Ok(Some(s)),
+        Some(KindOnly::Object { .. }) => Ok(None),
     }
 }
 
@@ -230,6 +299,14 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
             Err(e) => Err(invalid(&e)),
         };
     }
+    // Keys we do not need are skipped without serde's recursion limit, so the
+    // SDK's own limit is checked first: pydantic's JSON parser (jiter) refuses
+    // anything nested deeper than 200 levels.
+    if let Some(at) = too_deep(text.as_bytes(), MAX_DEPTH) {
+        return Err(Unreadable::InvalidJson(format!(
+            "nested more than {MAX_DEPTH} levels deep at byte {at}, beyond the SDK's parser limit"
+        )));
+    }
     let raw: RawEvent = match serde_json::from_str::<RawEvent>(text) {
         Ok(r) => r,
         Err(e) if e.to_string().starts_with("duplicate field") => {
@@ -251,6 +328,7 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
             return Err(Unreadable::BadField {
                 field: "parent_id",
                 found: type_name(&other),
+                expected: "a string",
             })
         }
     };
@@ -261,8 +339,8 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
         source: opt_str(raw.source, "source")?,
         parent,
         timestamp: lenient_str(raw.timestamp),
-        action_kind: nested_kind(raw.action),
-        observation_kind: nested_kind(raw.observation),
+        action_kind: nested_kind(raw.action, "action")?,
+        observation_kind: nested_kind(raw.observation, "observation")?,
         tool_call_id: lenient_str(raw.tool_call_id),
         action_id: lenient_str(raw.action_id),
         key: lenient_str(raw.key),
@@ -270,10 +348,55 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
     })
 }
 
-fn invalid(e: &serde_json::Error) -> Unreadable {
+/// The nesting depth pydantic's JSON parser (jiter) accepts.
+pub const MAX_DEPTH: usize = 200;
+
+/// The byte offset where JSON text first nests deeper than `max` arrays and
+/// objects (brackets inside strings do not count). Linear, no recursion.
+pub fn too_deep(bytes: &[u8], max: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A parse error as a message that never quotes the file's content: syntax
+/// errors name a position only; a data error (serde's "invalid type: string
+/// \"...\"" quotes the value, which may be a secret or 50 MB long) is replaced
+/// by its position.
+pub fn invalid(e: &serde_json::Error) -> Unreadable {
+    use serde_json::error::Category;
     let what = match e.classify() {
-        serde_json::error::Category::Eof => "it ends early: truncated".to_string(),
-        _ => e.to_string(),
+        Category::Eof => "it ends early: truncated".to_string(),
+        Category::Syntax => e.to_string(),
+        Category::Data | Category::Io => format!(
+            "a value has an unexpected type at line {} column {}",
+            e.line(),
+            e.column()
+        ),
     };
     Unreadable::InvalidJson(what)
 }
@@ -345,7 +468,8 @@ mod tests {
             parse_event(br#"{"id":"a","kind":"K","parent_id":5}"#).unwrap_err(),
             Unreadable::BadField {
                 field: "parent_id",
-                found: "a number"
+                found: "a number",
+                expected: "a string"
             }
         );
         assert!(matches!(
@@ -362,6 +486,66 @@ mod tests {
             parse_event(deep_obj.as_bytes()).unwrap_err(),
             Unreadable::InvalidJson(_)
         ));
+    }
+
+    #[test]
+    fn a_mistyped_nested_object_is_named_by_type_never_quoted() {
+        for (text, field, found) in [
+            (
+                r#"{"kind":"K","action":"sk-NEVER-QUOTED"}"#,
+                "action",
+                "a string",
+            ),
+            (
+                r#"{"kind":"K","observation":[1,"sk-NEVER-QUOTED"]}"#,
+                "observation",
+                "an array",
+            ),
+            (r#"{"kind":"K","action":7}"#, "action", "a number"),
+        ] {
+            let e = parse_event(text.as_bytes()).unwrap_err();
+            assert_eq!(
+                e,
+                Unreadable::BadField {
+                    field,
+                    found,
+                    expected: "an object"
+                }
+            );
+            assert!(!e.to_string().contains("NEVER"));
+        }
+        // duplicate keys take the Value path; the same rule holds there
+        let e = parse_event(br#"{"kind":"K","kind":"K","action":"sk-NEVER-QUOTED"}"#).unwrap_err();
+        assert!(!e.to_string().contains("NEVER"), "{e}");
+        let r = parse_event(br#"{"kind":"K","action":null,"observation":{"x":1}}"#).unwrap();
+        assert_eq!(r.action_kind, None);
+        assert_eq!(r.observation_kind, None);
+    }
+
+    #[test]
+    fn nesting_beyond_the_sdk_limit_is_unreadable() {
+        let ok = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(199),
+            "]".repeat(199)
+        );
+        assert!(parse_event(ok.as_bytes()).is_ok());
+        let deep = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(matches!(
+            parse_event(deep.as_bytes()).unwrap_err(),
+            Unreadable::InvalidJson(m) if m.contains("nested")
+        ));
+        // brackets inside strings do not count
+        let s = format!(
+            r#"{{"kind":"K","x":"{}\"{}"}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(parse_event(s.as_bytes()).is_ok());
     }
 
     #[test]

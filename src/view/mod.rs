@@ -98,25 +98,40 @@ fn classify_orphans(
             .map(|rec| rec.parent == crate::store::ParentRef::Root)
             .unwrap_or(false)
     });
+    // meet[p]: the first event on the active branch among p and its tolerant
+    // ancestors (`Some(None)`: none). Memoised, so a long detached chain
+    // costs O(n) in all rather than O(n) per orphan.
+    let mut meet: Vec<Option<Option<usize>>> = vec![None; in_agent.len()];
     let mut out = Vec::new();
     for &i in ui {
         if in_agent[i] || is_artifact(i) {
             continue;
         }
         // Walk the tolerant ancestry until it meets the branch.
+        let mut path = Vec::new();
         let mut seen = HashSet::new();
         let mut cur = reader.tolerant_parent(i);
-        let mut why = OrphanWhy::Detached;
-        while let Some(p) = cur {
-            if !seen.insert(p) {
-                break;
+        let found = loop {
+            let Some(p) = cur else { break None };
+            if let Some(m) = meet[p] {
+                break m;
             }
             if in_agent[p] {
-                why = OrphanWhy::OffBranch { at: p };
-                break;
+                break Some(p);
             }
+            if !seen.insert(p) {
+                break None; // a loop that never meets the branch
+            }
+            path.push(p);
             cur = reader.tolerant_parent(p);
+        };
+        for p in path {
+            meet[p] = Some(found);
         }
+        let mut why = match found {
+            Some(at) => OrphanWhy::OffBranch { at },
+            None => OrphanWhy::Detached,
+        };
         if why == OrphanWhy::Detached {
             if let Some(r) = explicit_root.filter(|&r| i < r) {
                 why = OrphanWhy::BeforeRoot { root: r };

@@ -31,6 +31,7 @@ impl std::fmt::Display for ReadError {
         match self {
             ReadError::Unreadable(u) => write!(f, "{u}"),
             ReadError::UnknownKind { kind, field } => {
+                let kind = crate::text::clip(kind, crate::text::QUOTE_MAX);
                 write!(f, "its {field} `{kind}` is not a kind this SDK knows")
             }
             ReadError::NonCanonicalName { expected } => {

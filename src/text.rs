@@ -1,0 +1,28 @@
+//! Small helpers for untrusted text quoted in messages.
+
+/// At most `max` characters of `s` (cut on a character boundary, never inside
+/// one), with the full length appended when it was cut, so a 50 MB `kind` or
+/// id read from a file cannot flood a report.
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// The length quoted values are clipped to.
+pub const QUOTE_MAX: usize = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clips_on_character_boundaries() {
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("abcd", 3), "abc… (4 bytes)");
+        assert_eq!(clip("ééé", 2), "éé… (6 bytes)");
+        assert_eq!(clip("", 0), "");
+        assert_eq!(clip("😀😀", 1), "😀… (8 bytes)");
+    }
+}
