@@ -194,10 +194,12 @@ fn read_events(events_dir: &Path, wide_index: bool, overlay: &Overlay) -> EventD
     for (pos, entry) in rd.enumerate() {
         let Ok(entry) = entry else { continue };
         let name = entry.file_name().to_string_lossy().into_owned();
-        if counts_as_event_file(&name) {
+        let path = entry.path();
+        // `_count_events_on_disk` sees a directory (or a link to one) as
+        // `name/`, which does not end in `.json`: it is not counted.
+        if counts_as_event_file(&name) && !fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
             out.on_disk += 1;
         }
-        let path = entry.path();
         match parse_event_name(&name, wide_index) {
             Some(n) => {
                 let (record, mtime) = match read_with(&path, &format!("events/{name}"), overlay) {
