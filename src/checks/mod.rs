@@ -14,6 +14,7 @@ use crate::view::{LoadError, Reader, Views};
 
 mod abandoned_branch;
 mod bad_event_filename;
+mod changed_during_read;
 mod dangling_parent;
 mod duplicate_event_id;
 mod duplicate_index;
@@ -160,6 +161,7 @@ pub trait Check: Sync {
 
 /// Every check, in the order they run and are listed.
 pub static REGISTRY: &[&dyn Check] = &[
+    &changed_during_read::ChangedDuringRead,
     &unreadable_state::UnreadableState,
     &id_mismatch::IdMismatch,
     &false_root::FalseRootCheck,

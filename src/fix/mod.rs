@@ -209,6 +209,12 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         ));
         return plan;
     }
+    if conv.changed_during_read {
+        plan.refused = Some(
+            "the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle".into(),
+        );
+        return plan;
+    }
     let mut edits = Edits::new(dir);
     if (opts.selected)("false-root") {
         false_root::plan(&ctx, opts, &mut edits, &mut plan);

@@ -109,6 +109,20 @@ impl Run {
 
 /// Write `bytes` to `path` atomically with permissions `mode`.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    write_atomic_at(path, bytes, mode, false)
+}
+
+/// Crash-test hook: `CONVO_DOCTOR_CRASH_AT=<point>` aborts the process at
+/// that point of a repair (`after-backup`, `before-rename`, `after-rename`),
+/// as a kill would, so tests can prove an interrupted repair leaves either
+/// the old file or the new one, and that `undo` still works.
+fn crash_point(point: &str) {
+    if std::env::var("CONVO_DOCTOR_CRASH_AT").is_ok_and(|p| p == point) {
+        std::process::abort();
+    }
+}
+
+fn write_atomic_at(path: &Path, bytes: &[u8], mode: u32, hooks: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -121,6 +135,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
+        if hooks {
+            crash_point("before-rename");
+        }
         fs::rename(&tmp, path)?;
         File::open(dir)?.sync_all()
     })();
@@ -210,9 +227,12 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     run.save_manifest()
         .map_err(|e| format!("cannot write the backup manifest: {e}"))?;
+    crash_point("after-backup");
     let mut done = Vec::new();
     for (e, path, mode) in &staged {
-        write_atomic(path, &e.after, *mode).map_err(|err| format!("writing {}: {err}", e.rel))?;
+        write_atomic_at(path, &e.after, *mode, true)
+            .map_err(|err| format!("writing {}: {err}", e.rel))?;
+        crash_point("after-rename");
         let back = fs::read(path).map_err(|err| format!("re-reading {}: {err}", e.rel))?;
         if back != e.after {
             return Err(format!(

@@ -45,6 +45,8 @@ pub struct EventFile {
     pub listing_pos: usize,
     pub record: Result<EventRecord, Unreadable>,
     pub mtime: Option<SystemTime>,
+    /// How many bytes were read.
+    pub size: u64,
 }
 
 /// An `events/` entry that `_count_events_on_disk` counts but the name rule rejects.
@@ -81,6 +83,40 @@ pub struct Conversation {
     pub events: EventDir,
     /// Top-level entries of the conversation folder, sorted.
     pub entries: BTreeSet<String>,
+    /// Something changed while the folder was being read, or a writer held
+    /// the SDK's lock meanwhile: the findings may describe a moment that
+    /// never existed as a whole.
+    pub changed_during_read: bool,
+}
+
+/// Whether another process holds the SDK's event-log lock right now. Opens
+/// the lock file read-only (never creates it) and tries a shared flock,
+/// released at once: a writer appending an event holds it exclusively.
+fn writer_active(dir: &Path) -> bool {
+    let Ok(f) = fs::File::open(dir.join("events").join(".eventlog.lock")) else {
+        return false;
+    };
+    match f.try_lock_shared() {
+        Ok(()) => {
+            let _ = f.unlock();
+            false
+        }
+        Err(fs::TryLockError::WouldBlock) => true,
+        Err(fs::TryLockError::Error(_)) => false,
+    }
+}
+
+/// Modification time and size of the things a writer touches: the event
+/// directory (a new file), base_state.json and meta.json.
+fn stamp(dir: &Path) -> Vec<Option<(SystemTime, u64)>> {
+    ["events", "base_state.json", "meta.json"]
+        .iter()
+        .map(|n| {
+            fs::symlink_metadata(dir.join(n))
+                .ok()
+                .and_then(|m| Some((m.modified().ok()?, m.len())))
+        })
+        .collect()
 }
 
 /// Does this directory look like a conversation?
@@ -138,6 +174,8 @@ impl Conversation {
 
     /// [`Conversation::load`], with some files' contents replaced by `overlay`.
     pub fn load_with(dir: &Path, wide_index: bool, overlay: &Overlay) -> Conversation {
+        let before = stamp(dir);
+        let busy_before = overlay.is_empty() && writer_active(dir);
         let folder = dir
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
@@ -154,6 +192,20 @@ impl Conversation {
             })
             .unwrap_or_default();
         let events = read_events(&dir.join("events"), wide_index, overlay);
+        // A file that read as broken may just have been mid-write: if it is
+        // no longer what was read, or anything else moved, say so.
+        let rewritten = events.files.iter().any(|f| {
+            f.record.is_err()
+                && f.mtime.is_some()
+                && !overlay.contains_key(&format!("events/{}", f.name))
+                && fs::symlink_metadata(dir.join("events").join(&f.name)).is_ok_and(|m| {
+                    m.is_file() && (m.len() != f.size || m.modified().ok() != f.mtime)
+                })
+        });
+        let changed_during_read = busy_before
+            || rewritten
+            || stamp(dir) != before
+            || (overlay.is_empty() && writer_active(dir));
         Conversation {
             dir: dir.to_path_buf(),
             folder,
@@ -163,6 +215,7 @@ impl Conversation {
             lease,
             events,
             entries,
+            changed_during_read,
         }
     }
 }
@@ -202,10 +255,11 @@ fn read_events(events_dir: &Path, wide_index: bool, overlay: &Overlay) -> EventD
         }
         match parse_event_name(&name, wide_index) {
             Some(n) => {
-                let (record, mtime) = match read_with(&path, &format!("events/{name}"), overlay) {
-                    Ok((bytes, mtime)) => (parse_event(&bytes), mtime),
-                    Err(e) => (Err(e), None),
-                };
+                let (record, mtime, size) =
+                    match read_with(&path, &format!("events/{name}"), overlay) {
+                        Ok((bytes, mtime)) => (parse_event(&bytes), mtime, bytes.len() as u64),
+                        Err(e) => (Err(e), None, 0),
+                    };
                 out.files.push(EventFile {
                     name,
                     idx: n.idx,
@@ -213,6 +267,7 @@ fn read_events(events_dir: &Path, wide_index: bool, overlay: &Overlay) -> EventD
                     listing_pos: pos,
                     record,
                     mtime,
+                    size,
                 });
             }
             None if counts_as_event_file(&name) => {

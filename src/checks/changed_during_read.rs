@@ -1,0 +1,47 @@
+//! `changed-during-read`: a writer changed the conversation while it was read.
+
+use super::{Check, Ctx, Finding, Severity};
+
+pub struct ChangedDuringRead;
+
+impl Check for ChangedDuringRead {
+    fn id(&self) -> &'static str {
+        "changed-during-read"
+    }
+
+    fn summary(&self) -> &'static str {
+        "The conversation changed while convo-doctor read it (a live writer)"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  Another process held the SDK's event-log lock (`events/.eventlog.lock`,
+  probed with a shared flock that is released at once, never created) when
+  reading began or ended; or the events/ directory, base_state.json or
+  meta.json changed in between; or an event file that read as broken no
+  longer holds the bytes that were read (it was being written).
+
+Why it matters
+  The report describes a moment that may never have existed as a whole: an
+  event caught mid-write looks truncated, a HEAD saved a moment later looks
+  stale. Servers up to 1.43 write files in place (truncate, then write), so
+  a reader can see a half-written event.
+
+Repair
+  None: run again once the conversation is idle. `repair` refuses a
+  conversation that changed while it was read, and takes the SDK's own lock
+  before writing."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        if ctx.conv.changed_during_read {
+            out.push(Finding::new(
+                self.id(),
+                Severity::Warning,
+                "",
+                "the conversation changed while it was being read (a live writer): findings below may be transient; run again when it is idle".into(),
+            ));
+        }
+    }
+}
