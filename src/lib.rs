@@ -4,6 +4,7 @@
 //! store (what is on disk) → view (what the agent and the UI see) →
 //! checks (findings) → report → render (the only code that prints).
 
+pub mod batch;
 pub mod checks;
 pub mod cli;
 pub mod commands;
@@ -23,5 +24,7 @@ pub fn run(cli: cli::Cli) -> ExitStatus {
     match &cli.command {
         cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
         cli::Command::Explain(args) => commands::explain::explain(args.check.as_deref()),
+        cli::Command::Completions(args) => commands::completions::completions(args.shell),
+        cli::Command::Man(args) => commands::completions::man(args.command.as_deref()),
     }
 }

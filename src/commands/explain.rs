@@ -38,7 +38,12 @@ pub fn markdown() -> String {
          | id | finds |\n|---|---|\n",
     );
     for c in REGISTRY {
-        s.push_str(&format!("| [`{}`](#{}) | {} |\n", c.id(), c.id(), c.summary()));
+        s.push_str(&format!(
+            "| [`{}`](#{}) | {} |\n",
+            c.id(),
+            c.id(),
+            c.summary()
+        ));
     }
     for c in REGISTRY {
         s.push_str(&format!(
