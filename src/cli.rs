@@ -12,7 +12,8 @@ const EXIT_CODES: &str = "\
 Exit status:
   0  no finding at or above --fail-on (default: warning)
   1  findings at or above --fail-on
-  2  usage error, or a PATH that cannot be read";
+  2  usage error, a PATH that cannot be read, or an internal error on some
+     conversation (the others are still scanned)";
 
 #[derive(Debug, Parser)]
 #[command(
