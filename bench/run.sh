@@ -11,6 +11,7 @@
 # BENCH_DIR (default /var/tmp/convo-doctor-bench) keeps the generated stores
 # between runs; they are rebuilt when bench/gen.py or the fixtures change.
 # RUNS (default 3): measured runs per command; the fastest is reported.
+# ONLY (a grep -E pattern): run only the inputs whose label matches, e.g. ONLY=seed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -96,6 +97,7 @@ for case in "seed (1 conversation, 5,570 events)|$seed|" \
             "store 10k|$BENCH_DIR/store-10k|" \
             "store 10k, -j1|$BENCH_DIR/store-10k|-j1"; do
   IFS='|' read -r label dir extra <<< "$case"
+  [ -n "${ONLY:-}" ] && ! grep -qE "$ONLY" <<< "$label" && continue
   f=$(measure bash -c "floor '$dir'")
   # shellcheck disable=SC2086
   t=$(measure "$BIN" diagnose "$dir" --format jsonl --fail-on never $extra)

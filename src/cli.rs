@@ -95,8 +95,9 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
     pub since: Option<std::time::Duration>,
 
-    /// Only scan conversations modified at or after FILE's mtime (touch it
-    /// after each run); a missing FILE means scan everything.
+    /// Only scan conversations modified at or after FILE's mtime (say, a file
+    /// touched when the previous run started); a missing FILE means scan
+    /// everything.
     #[arg(long, value_name = "FILE")]
     pub changed_since: Option<PathBuf>,
 
@@ -105,12 +106,12 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
-    /// Leave conversations without findings out of the report (the summary
-    /// still counts them).
+    /// Leave conversations with no finding above info out of the report (the
+    /// summary still counts them).
     #[arg(long)]
     pub hide_clean: bool,
 
-    /// Conversations analysed at once (default: one per core).
+    /// Worker threads analysing conversations (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
