@@ -7,6 +7,8 @@
 pub mod read;
 pub mod tree;
 
+use std::collections::HashSet;
+
 pub use read::{ReadError, Reader};
 pub use tree::LoadError;
 
@@ -96,45 +98,25 @@ fn classify_orphans(
             .map(|rec| rec.parent == crate::store::ParentRef::Root)
             .unwrap_or(false)
     });
-    // The first event of the agent's branch on the tolerant ancestry of each
-    // event, memoised along every walk: each event is visited once, so a
-    // log of thousands of orphans behind a false root stays linear.
-    let mut branch_at: Vec<Option<Option<usize>>> = vec![None; reader.len()];
-    let mut on_walk = vec![false; reader.len()];
-    let mut walk = Vec::new();
-    let mut first_on_branch = |start: Option<usize>| -> Option<usize> {
-        let mut cur = start;
-        let found = loop {
-            let Some(x) = cur else { break None };
-            if in_agent[x] {
-                break Some(x);
-            }
-            if let Some(known) = branch_at[x] {
-                break known;
-            }
-            if on_walk[x] {
-                break None; // a cycle that never meets the branch
-            }
-            on_walk[x] = true;
-            walk.push(x);
-            cur = reader.tolerant_parent(x);
-        };
-        for x in walk.drain(..) {
-            branch_at[x] = Some(found);
-            on_walk[x] = false;
-        }
-        found
-    };
     let mut out = Vec::new();
     for &i in ui {
         if in_agent[i] || is_artifact(i) {
             continue;
         }
         // Walk the tolerant ancestry until it meets the branch.
-        let mut why = match first_on_branch(reader.tolerant_parent(i)) {
-            Some(at) => OrphanWhy::OffBranch { at },
-            None => OrphanWhy::Detached,
-        };
+        let mut seen = HashSet::new();
+        let mut cur = reader.tolerant_parent(i);
+        let mut why = OrphanWhy::Detached;
+        while let Some(p) = cur {
+            if !seen.insert(p) {
+                break;
+            }
+            if in_agent[p] {
+                why = OrphanWhy::OffBranch { at: p };
+                break;
+            }
+            cur = reader.tolerant_parent(p);
+        }
         if why == OrphanWhy::Detached {
             if let Some(r) = explicit_root.filter(|&r| i < r) {
                 why = OrphanWhy::BeforeRoot { root: r };
