@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::batch::shard::Shard;
 use crate::render::{ColorChoice, Format};
 use crate::version::Version;
 
@@ -11,7 +12,8 @@ const EXIT_CODES: &str = "\
 Exit status:
   0  no finding at or above --fail-on (default: warning)
   1  findings at or above --fail-on
-  2  usage error, or a PATH that cannot be read";
+  2  usage error, a PATH that cannot be read, or an internal error on some
+     conversation (the others are still scanned)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -44,6 +46,11 @@ pub enum Command {
     Undo(UndoArgs),
     /// Explain a check: what it finds, why it matters, how it is repaired.
     Explain(ExplainArgs),
+    /// Print a shell completion script to stdout.
+    Completions(CompletionsArgs),
+    /// Print a man page (roff) to stdout: convo-doctor(1), or with a
+    /// COMMAND, convo-doctor-COMMAND(1).
+    Man(ManArgs),
 }
 
 const REPAIR_EXIT_CODES: &str = "\
@@ -138,6 +145,48 @@ pub struct DiagnoseArgs {
     /// Skip these checks (comma-separated ids).
     #[arg(long, value_delimiter = ',', value_name = "CHECK")]
     pub skip: Vec<String>,
+
+    /// Only scan conversations modified within this long (e.g. 90m, 25h, 7d,
+    /// 1h30m); see docs/batch.md for what "modified" means.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
+    pub since: Option<std::time::Duration>,
+
+    /// Only scan conversations modified at or after FILE's mtime (say, a file
+    /// touched when the previous run started); a missing FILE means scan
+    /// everything.
+    #[arg(long, value_name = "FILE")]
+    pub changed_since: Option<PathBuf>,
+
+    /// Scan only shard K of N (K from 0 to N-1), split by a stable hash of
+    /// the conversation id; the N outputs together cover the store once.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
+    /// Leave conversations with no finding above info out of the report (the
+    /// summary still counts them).
+    #[arg(long)]
+    pub hide_clean: bool,
+
+    /// Worker threads analysing conversations (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// No progress bar (it is only ever drawn when stderr is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (diagnose, explain, ...).
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to generate completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -147,6 +196,14 @@ pub struct ExplainArgs {
 }
 
 fn parse_version(s: &str) -> Result<Version, String> {
+    s.parse()
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::batch::since::parse_duration(s)
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
     s.parse()
 }
 

@@ -3,7 +3,9 @@
 //! Layers, each using only the ones above it:
 //! store (what is on disk) → view (what the agent and the UI see) →
 //! checks (findings) → report → render (the only code that prints).
+//! `batch` runs the report over many conversations (in parallel, in order).
 
+pub mod batch;
 pub mod checks;
 pub mod cli;
 pub mod clock;
@@ -28,5 +30,7 @@ pub fn run(cli: cli::Cli) -> ExitStatus {
         cli::Command::Explain(args) => commands::explain::explain(args.check.as_deref()),
         cli::Command::Repair(args) => commands::repair::repair(args, color),
         cli::Command::Undo(args) => commands::repair::undo(args),
+        cli::Command::Completions(args) => commands::completions::completions(args.shell),
+        cli::Command::Man(args) => commands::completions::man(args.command.as_deref()),
     }
 }

@@ -71,7 +71,7 @@ impl ConversationReport {
 /// What to analyse and how.
 pub struct Options<'a> {
     pub version: Version,
-    pub selected: &'a dyn Fn(&str) -> bool,
+    pub selected: &'a (dyn Fn(&str) -> bool + Sync),
     pub event_list: bool,
 }
 

@@ -1,12 +1,16 @@
-//! `convo-doctor diagnose PATH...`
+//! `convo-doctor diagnose PATH...`: discover, filter (shard, mtime), analyse
+//! in parallel, render in path order as each result becomes next in line.
 
 use std::io;
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime};
 
 use super::{selection, ExitStatus};
+use crate::batch::{ordered, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
-use crate::render::{self, Summary};
-use crate::report::{analyze, Options};
+use crate::render::{self, progress::Progress, Summary};
+use crate::report::{analyze, ConversationReport, Options};
 use crate::store::discover::discover;
 
 pub fn threshold(f: FailOn) -> Option<Severity> {
@@ -18,11 +22,50 @@ pub fn threshold(f: FailOn) -> Option<Severity> {
     }
 }
 
+/// What became of one conversation of the scan.
+enum Scanned {
+    Report(Box<ConversationReport>),
+    /// Passed over by `--since` / `--changed-since`.
+    Unmodified,
+}
+
+/// Results held at once per worker thread, waiting for their turn to be
+/// printed: bounds memory whatever the size of the store.
+const WINDOW_PER_THREAD: usize = 8;
+
+fn cutoff(args: &DiagnoseArgs) -> Result<Option<SystemTime>, String> {
+    if let Some(d) = args.since {
+        return Ok(Some(since::cutoff_since(d)));
+    }
+    match &args.changed_since {
+        Some(file) => since::cutoff_of_file(file),
+        None => Ok(None),
+    }
+}
+
 pub fn diagnose(args: &DiagnoseArgs, color: bool) -> ExitStatus {
+    let started = Instant::now();
     let selected = match selection(&args.only, &args.skip) {
         Ok(s) => s,
         Err(e) => {
             render::error(&e);
+            return ExitStatus::Error;
+        }
+    };
+    let cutoff = match cutoff(args) {
+        Ok(c) => c,
+        Err(e) => {
+            render::error(&e);
+            return ExitStatus::Error;
+        }
+    };
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.map_or(0, usize::from))
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            render::error(&format!("cannot start worker threads: {e}"));
             return ExitStatus::Error;
         }
     };
@@ -35,32 +78,86 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> ExitStatus {
     let mut renderer = render::renderer(args.format, color);
     let mut summary = Summary::default();
     let mut status = ExitStatus::Success;
-    let stdout = io::stdout();
-    let mut w = stdout.lock();
-    let fail = threshold(args.fail_on);
+
+    let mut list: Vec<PathBuf> = Vec::new();
     for path in &args.paths {
-        let found = match discover(path) {
-            Ok(f) => f,
+        match discover(path) {
+            Ok(found) => {
+                summary.notes.extend(found.notes);
+                list.extend(found.conversations);
+            }
             Err(e) => {
                 render::error(&e);
                 status = ExitStatus::Error;
-                continue;
-            }
-        };
-        summary.notes.extend(found.notes);
-        for dir in &found.conversations {
-            let report = analyze(dir, dir.display().to_string(), &opts);
-            if status == ExitStatus::Success
-                && fail.is_some_and(|t| report.worst().is_some_and(|w| w >= t))
-            {
-                status = ExitStatus::Findings;
-            }
-            summary.add(&report);
-            if let Err(e) = renderer.conversation(&mut w, &report) {
-                return broken_pipe_or_error(e);
             }
         }
     }
+    if let Some(shard) = args.shard {
+        list.retain(|dir| shard.contains(dir));
+        summary.shard = Some(shard.to_string());
+    }
+
+    let fail = threshold(args.fail_on);
+    let mut progress = Progress::new(list.len(), !args.quiet);
+    let stdout = io::stdout();
+    let mut w = stdout.lock();
+    let mut write_error: Option<io::Error> = None;
+    let work = |i: usize| {
+        let dir = &list[i];
+        if cutoff.is_some_and(|c| !since::modified_since(dir, c)) {
+            return Scanned::Unmodified;
+        }
+        Scanned::Report(Box::new(analyze(dir, dir.display().to_string(), &opts)))
+    };
+    let emit = |i: usize, done: ordered::Done<Scanned>| {
+        let report = match done {
+            Ok(Scanned::Report(r)) => r,
+            Ok(Scanned::Unmodified) => {
+                summary.skipped_unmodified += 1;
+                progress.done(0);
+                return true;
+            }
+            Err(panic) => {
+                // A bug must not cost the rest of the scan: say so, go on,
+                // and exit 2 at the end.
+                summary.notes.push(format!(
+                    "`{}` could not be analysed (internal error: {panic}); please report it",
+                    list[i].display()
+                ));
+                status = ExitStatus::Error;
+                progress.done(0);
+                return true;
+            }
+        };
+        progress.done(report.events.on_disk);
+        let worst = report.worst();
+        if status == ExitStatus::Success && fail.is_some_and(|t| worst.is_some_and(|w| w >= t)) {
+            status = ExitStatus::Findings;
+        }
+        summary.add(&report);
+        if args.hide_clean && worst.is_none_or(|w| w <= Severity::Info) {
+            return true;
+        }
+        match progress.suspend(|| renderer.conversation(&mut w, &report)) {
+            Ok(()) => true,
+            Err(e) => {
+                write_error = Some(e);
+                false
+            }
+        }
+    };
+    ordered::run(
+        &pool,
+        list.len(),
+        pool.current_num_threads() * WINDOW_PER_THREAD,
+        work,
+        emit,
+    );
+    progress.finish();
+    if let Some(e) = write_error {
+        return broken_pipe_or_error(e);
+    }
+    summary.elapsed = Some(started.elapsed());
     if let Err(e) = renderer.finish(&mut w, &summary) {
         return broken_pipe_or_error(e);
     }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod completions;
 pub mod diagnose;
 pub mod explain;
 pub mod repair;
@@ -26,7 +27,10 @@ impl ExitStatus {
 }
 
 /// Validate `--only` / `--skip` ids and build the selection predicate.
-pub fn selection(only: &[String], skip: &[String]) -> Result<impl Fn(&str) -> bool, String> {
+pub fn selection(
+    only: &[String],
+    skip: &[String],
+) -> Result<impl Fn(&str) -> bool + Send + Sync, String> {
     for id in only.iter().chain(skip) {
         if crate::checks::find(id).is_none() {
             return Err(format!(

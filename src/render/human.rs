@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use owo_colors::OwoColorize;
 
 use super::{sanitize, Renderer, Summary};
-use crate::checks::Severity;
+use crate::checks::{plural, Severity};
 use crate::report::ConversationReport;
 use crate::secrets::redact_fernet;
 
@@ -153,8 +153,52 @@ impl Renderer for Human {
             let list: Vec<String> = checks.iter().map(|(c, k)| format!("{c} ×{k}")).collect();
             let _ = writeln!(t, "findings: {}", list.join(", "));
         }
+        if s.conversations > 1 && !s.worst.is_empty() {
+            let _ = writeln!(t, "worst first:");
+            for x in &s.worst {
+                let _ = writeln!(
+                    t,
+                    "  {} {}\n    {} {}",
+                    self.sev(x.rank.1),
+                    self.strong(&sanitize(&x.path)),
+                    self.faint("→"),
+                    sanitize(&x.verdict)
+                );
+            }
+        }
+        if s.skipped_unmodified > 0 {
+            let _ = writeln!(
+                t,
+                "{} not modified since the cutoff (--since/--changed-since) and not scanned",
+                plural(s.skipped_unmodified, "conversation", "conversations")
+            );
+        }
+        if let Some(shard) = &s.shard {
+            let _ = writeln!(
+                t,
+                "shard {shard}: only this shard's conversations were scanned"
+            );
+        }
         for note in &s.notes {
             let _ = writeln!(t, "note: {}", sanitize(&redact_fernet(note)));
+        }
+        // Only a batch gets its timing (one conversation's output stays
+        // reproducible byte for byte).
+        if let Some(d) = s.elapsed.filter(|_| s.conversations > 1) {
+            let secs = d.as_secs_f64();
+            let rate = if secs > 0.0 {
+                format!(", {:.0} events/s", s.events_on_disk as f64 / secs)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                t,
+                "{}",
+                self.faint(&format!(
+                    "elapsed {secs:.2} s ({} events{rate})",
+                    s.events_on_disk
+                ))
+            );
         }
         w.write_all(t.as_bytes())?;
         w.flush()

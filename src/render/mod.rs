@@ -2,6 +2,7 @@
 
 pub mod human;
 pub mod json;
+pub mod progress;
 pub mod repair;
 
 use std::collections::BTreeMap;
@@ -81,6 +82,36 @@ pub struct Summary {
     pub by_check: BTreeMap<&'static str, usize>,
     /// Paths passed over during the scan, each a sentence.
     pub notes: Vec<String>,
+    /// Conversations passed over by `--since` / `--changed-since`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_unmodified: usize,
+    /// The `--shard K/N` this report covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// The worst conversations, worst first (human output only).
+    #[serde(skip)]
+    pub worst: Vec<Worst>,
+    /// Wall time of the run (human output only: JSON stays deterministic).
+    #[serde(skip)]
+    pub elapsed: Option<std::time::Duration>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How many conversations the human summary names.
+pub const WORST_SHOWN: usize = 10;
+
+/// One of the worst conversations of a run.
+#[derive(Debug)]
+pub struct Worst {
+    /// Ranks worst first: cannot load, worst severity, events the agent
+    /// cannot see, number of findings.
+    pub rank: (bool, Severity, usize, usize),
+    pub path: String,
+    /// The verdict, already redacted.
+    pub verdict: String,
 }
 
 impl Summary {
@@ -100,6 +131,34 @@ impl Summary {
             *self.findings.entry(f.severity.as_str()).or_default() += 1;
             *self.by_check.entry(f.check).or_default() += 1;
         }
+        self.rank_worst(r);
+    }
+
+    /// Keep the `WORST_SHOWN` worst conversations with a finding above info
+    /// (ties keep the first in path order): memory stays flat.
+    fn rank_worst(&mut self, r: &ConversationReport) {
+        let Some(sev) = r.worst().filter(|&s| s > Severity::Info) else {
+            return;
+        };
+        let rank = (
+            r.events.agent_view.is_none(),
+            sev,
+            r.events.orphaned,
+            r.findings.len(),
+        );
+        if self.worst.len() == WORST_SHOWN && self.worst.last().is_some_and(|w| w.rank >= rank) {
+            return;
+        }
+        let at = self.worst.partition_point(|w| w.rank >= rank);
+        self.worst.insert(
+            at,
+            Worst {
+                rank,
+                path: r.path.clone(),
+                verdict: r.redactor.redact(&r.verdict).into_owned(),
+            },
+        );
+        self.worst.truncate(WORST_SHOWN);
     }
 }
 

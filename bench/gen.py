@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Generate benchmark stores by scaling the real-SDK fixtures (stdlib only).
+
+    gen.py FIXTURES OUT seed             one conversation of 5,570 events shaped
+                                         like the seed case: a long pre-tree log
+                                         resumed by 1.33.0 behind a false root
+    gen.py FIXTURES OUT store N [SEED]   N conversations of 50-200 events each
+                                         (tree-era exchanges), about 3% damaged
+
+Every event is a byte-for-byte copy of a fixture event written by the real SDK,
+with its ids (id, parent_id, action_id, tool_call_id, leaf_event_id, the
+conversation id) rewritten consistently so the copies form valid logs.
+"""
+
+import json
+import os
+import random
+import sys
+import uuid
+from pathlib import Path
+
+
+def load(fixtures, name):
+    """(base_state text, [(file name, text)]) of a fixture conversation."""
+    (conv,) = [p for p in (fixtures / name).iterdir() if p.is_dir()]
+    events = sorted(
+        (p.name, p.read_text())
+        for p in (conv / "events").iterdir()
+        if p.name.startswith("event-")
+    )
+    return conv.name, (conv / "base_state.json").read_text(), [t for _, t in events]
+
+
+def field(text, key):
+    return json.loads(text).get(key)
+
+
+def dashed(hex32):
+    return str(uuid.UUID(hex32))
+
+
+class Writer:
+    def __init__(self, rng):
+        self.rng = rng
+
+    def new_id(self):
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def conversation(self, root, template_conv, base_state, events, replace_state, gap_at=None):
+        """Write events (list of (id, text)) and base_state under a new id;
+        with gap_at, no file holds that index (the later ones move up one)."""
+        conv = uuid.UUID(int=self.rng.getrandbits(128), version=4).hex
+        d = root / conv
+        (d / "events").mkdir(parents=True)
+        for i, (eid, text) in enumerate(events):
+            if gap_at is not None and i >= gap_at:
+                i += 1
+            with open(d / "events" / f"event-{i:05d}-{eid}.json", "w") as f:
+                f.write(text)
+        state = base_state.replace(dashed(template_conv), dashed(conv)).replace(
+            template_conv, conv
+        )
+        for old, new in replace_state.items():
+            state = state.replace(old, new)
+        with open(d / "base_state.json", "w") as f:
+            f.write(state)
+        return d
+
+
+def remap(text, mapping):
+    for old, new in mapping.items():
+        text = text.replace(old, new)
+    return text
+
+
+def seed(fixtures, out, rng, total=5570):
+    """The seed's shape: legacy (no parent_id) exchanges, then the 1.33.0
+    resume tail of the false-root fixture: state updates, a user message with
+    parent_id "__root__", and the agent's reply."""
+    fr_conv, fr_state, fr = load(fixtures, "false-root")
+    _, _, legacy = load(fixtures, "legacy-flat")
+    w = Writer(rng)
+    events = []
+    sys_id = w.new_id()
+    events.append((sys_id, fr[0].replace(field(fr[0], "id"), sys_id)))
+    # One legacy exchange: user, action, observation, reply, state update.
+    exchange = legacy[1:5] + [fr[2]]
+    tail = fr[5:]  # 6 events: 2 legacy updates, 1 parented, root, update, reply
+    k = 0
+    while len(events) + len(exchange) + len(tail) <= total:
+        ids = {field(t, "id"): w.new_id() for t in exchange}
+        ids["call_ls_1"] = f"call_ls_{k}"
+        events += [(ids[field(t, "id")], remap(t, ids)) for t in exchange]
+        k += 1
+    while len(events) + len(tail) < total:  # pad with state updates
+        eid = w.new_id()
+        events.append((eid, fr[2].replace(field(fr[2], "id"), eid)))
+    ids = {field(t, "id"): w.new_id() for t in tail}
+    events += [(ids[field(t, "id")], remap(t, ids)) for t in tail]
+    leaf = field(fr[10], "id")
+    user = field(fr[8], "id")
+    d = w.conversation(
+        out, fr_conv, fr_state, events, {leaf: ids[leaf], user: ids[user]}
+    )
+    return d, len(events)
+
+
+DAMAGE_RATE = float(os.environ.get("DAMAGE_RATE", "0.03"))
+DAMAGE = ["truncated", "empty", "false-root", "unknown-kind", "gap", "dangling"]
+
+
+def store(fixtures, out, n, rng):
+    """N tree-era conversations of 50-200 events; ~3% with one kind of damage."""
+    ct_conv, ct_state, ct = load(fixtures, "clean-tree")
+    sys_t, exchange = ct[0], ct[1:5]
+    sys_old = field(sys_t, "id")
+    leaf_old = field(ct[4], "id")
+    user_old = field(ct[1], "id")
+    w = Writer(rng)
+    counts = {"conversations": 0, "events": 0, "damaged": {}}
+    for _ in range(n):
+        target = rng.randint(50, 200)
+        sys_id = w.new_id()
+        events = [(sys_id, sys_t.replace(sys_old, sys_id))]
+        prev, last_user, k = sys_id, None, 0
+        while len(events) + len(exchange) <= target:
+            ids = {field(t, "id"): w.new_id() for t in exchange}
+            ids[sys_old] = prev  # the exchange's first event hangs off the last
+            ids["call_ls_1"] = f"call_ls_{k}"
+            events += [(ids[field(t, "id")], remap(t, ids)) for t in exchange]
+            prev, last_user = ids[leaf_old], ids[user_old]
+            k += 1
+        damage = rng.choice(DAMAGE) if rng.random() < DAMAGE_RATE else None
+        gap_at = None
+        if damage:
+            i = rng.randrange(5, len(events) - 1)
+            eid, text = events[i]
+            if damage == "truncated":
+                events[i] = (eid, text[: len(text) // 2])
+            elif damage == "empty":
+                events[i] = (eid, "")
+            elif damage == "false-root":
+                parent = field(text, "parent_id")
+                events[i] = (eid, text.replace(parent, "__root__", 1))
+            elif damage == "unknown-kind":
+                events[i] = (eid, text.replace('"kind":"', '"kind":"Canvas', 1))
+            elif damage == "gap":
+                gap_at = i
+            elif damage == "dangling":
+                parent = field(text, "parent_id")
+                events[i] = (eid, text.replace(parent, w.new_id(), 1))
+            counts["damaged"][damage] = counts["damaged"].get(damage, 0) + 1
+        w.conversation(
+            out,
+            ct_conv,
+            ct_state,
+            events,
+            {leaf_old: prev, user_old: last_user},
+            gap_at,
+        )
+        counts["conversations"] += 1
+        counts["events"] += len(events)
+    return counts
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    fixtures, out, what = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    out.mkdir(parents=True, exist_ok=True)
+    if what == "seed":
+        d, n = seed(fixtures, out, random.Random(5570))
+        print(json.dumps({"conversation": str(d), "events": n}))
+    elif what == "store":
+        n = int(sys.argv[4])
+        rng = random.Random(int(sys.argv[5]) if len(sys.argv) > 5 else 1)
+        print(json.dumps(store(fixtures, out, n, rng)))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

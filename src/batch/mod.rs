@@ -1,0 +1,6 @@
+//! Scanning many conversations: the parallel, order-keeping pipeline and the
+//! filters that decide which conversations a run looks at.
+
+pub mod ordered;
+pub mod shard;
+pub mod since;
