@@ -2,7 +2,7 @@
 //! releases by `fixtures/gen/extract_kinds.py` and kept as data in `data/kinds/`.
 //! A kind outside these lists makes the SDK raise `ValidationError`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -22,6 +22,39 @@ struct RawKinds {
     event_kinds: Vec<String>,
     action_kinds: Vec<String>,
     observation_kinds: Vec<String>,
+    /// Top-level keys each kind accepts (kinds with `extra="forbid"`).
+    #[serde(default)]
+    event_fields: HashMap<String, Vec<String>>,
+}
+
+/// Every top-level event key any extracted release accepts, sorted: a key's
+/// position is its bit in [`crate::store::EventRecord::keys`].
+fn key_table() -> &'static Vec<String> {
+    static TABLE: OnceLock<Vec<String>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut all: Vec<String> = SOURCES
+            .iter()
+            .filter_map(|(_, text)| serde_json::from_str::<RawKinds>(text).ok())
+            .flat_map(|k| k.event_fields.into_values().flatten())
+            .collect();
+        all.sort();
+        all.dedup();
+        all.truncate(128);
+        all
+    })
+}
+
+/// The bit of a top-level event key, if any release knows it.
+pub fn key_bit(key: &str) -> Option<u32> {
+    key_table()
+        .binary_search_by(|k| k.as_str().cmp(key))
+        .ok()
+        .map(|i| i as u32)
+}
+
+/// The name of a key bit.
+pub fn key_name(bit: u32) -> &'static str {
+    key_table().get(bit as usize).map_or("?", |s| s.as_str())
 }
 
 #[derive(Debug)]
@@ -31,6 +64,8 @@ pub struct Kinds {
     pub event: HashSet<String>,
     pub action: HashSet<String>,
     pub observation: HashSet<String>,
+    /// Allowed top-level keys per event kind, as a mask over [`key_bit`].
+    pub fields: HashMap<String, u128>,
 }
 
 fn all() -> &'static [Kinds] {
@@ -42,11 +77,23 @@ fn all() -> &'static [Kinds] {
                 let raw: RawKinds = serde_json::from_str(text).unwrap_or_else(|e| {
                     unreachable!("data/kinds/{v}.json is checked by tests: {e}")
                 });
+                let fields = raw
+                    .event_fields
+                    .into_iter()
+                    .map(|(kind, keys)| {
+                        let mask = keys
+                            .iter()
+                            .filter_map(|k| key_bit(k))
+                            .fold(0u128, |m, b| m | 1u128 << b);
+                        (kind, mask)
+                    })
+                    .collect();
                 Kinds {
                     source: v.parse().unwrap_or_else(|e| unreachable!("{e}")),
                     event: raw.event_kinds.into_iter().collect(),
                     action: raw.action_kinds.into_iter().collect(),
                     observation: raw.observation_kinds.into_iter().collect(),
+                    fields,
                 }
             })
             .collect()

@@ -25,31 +25,13 @@ fn load(name: &str) -> Value {
 /// these (fixture, sdk) pairs, and fails if one of them starts to match (so
 /// the list cannot go stale).
 ///
-/// KNOWN MISMATCH: every fixture written by SDK 1.58.2 whose log holds an
-/// ObservationEvent, read by 1.33.0. 1.58.2 writes `"extended_content": []`
-/// on ObservationEvent; 1.33.0's ObservationEvent has no such field and its
-/// events forbid extra keys, so `Event.model_validate_json` raises
-/// `ValidationError` (extra_forbidden on `extended_content`) as soon as that
-/// event is read. convo-doctor under `--server-version 1.33.0` does not know
-/// per-release event fields (only kinds, and `parent_id` before 1.31) and
-/// predicts the 1.58.2 view instead (`parent-cycle`: it predicts the cycle's
-/// `ValueError`; 1.33.0 fails on the field first). Fixtures without an
-/// ObservationEvent (plaintext-extra-header) or whose observation sits beyond
-/// an index gap (index-gap) or behind an earlier KeyError (dangling-parent,
-/// stale-leaf) or read error of the same type (empty-event, truncated-event)
-/// do match.
-const KNOWN_MISMATCHES: &[(&str, &str)] = &[
-    ("clean-tree", "1.33.0"),
-    ("duplicate-index", "1.33.0"),
-    ("filename-id-mismatch", "1.33.0"),
-    ("bad-event-filename", "1.33.0"),
-    ("parent-cycle", "1.33.0"),
-    ("duplicate-event-id", "1.33.0"),
-    ("live-lease", "1.33.0"),
-    ("plaintext-secret", "1.33.0"),
-    ("head-lag", "1.33.0"),
-    ("subagent-nested", "1.33.0"),
-];
+/// Cases where convo-doctor's rules for an older release disagree with that
+/// real release, each with a `// KNOWN MISMATCH:` reason. Empty: the ten
+/// 1.33.0 cases once here (1.58.2's `ObservationEvent.extended_content`,
+/// which 1.33.0 forbids) match since convo-doctor applies each release's
+/// accepted keys per kind (data/kinds/*.json `event_fields`, check
+/// `unknown-field`).
+const KNOWN_MISMATCHES: &[(&str, &str)] = &[];
 
 /// (loads, exception type, agent-view ids) as convo-doctor predicts them.
 fn predict(dir: &Path, v: Version) -> (bool, Option<String>, Option<Vec<String>>) {

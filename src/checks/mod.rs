@@ -32,6 +32,7 @@ mod parent_cycle;
 pub mod plaintext_secret;
 mod stale_leaf;
 mod stale_running;
+mod unknown_field;
 mod unknown_kind;
 mod unreadable_event;
 mod unreadable_state;
@@ -167,6 +168,7 @@ pub static REGISTRY: &[&dyn Check] = &[
     &false_root::FalseRootCheck,
     &unreadable_event::UnreadableEvent,
     &unknown_kind::UnknownKind,
+    &unknown_field::UnknownField,
     &index_gap::IndexGap,
     &duplicate_index::DuplicateIndex,
     &duplicate_event_id::DuplicateEventId,

@@ -89,6 +89,10 @@ pub struct EventRecord {
     pub key: Option<String>,
     /// The first 200 characters of `AgentErrorEvent.error`.
     pub error: Option<String>,
+    /// Every top-level key, as bits of [`crate::kinds::key_bit`]'s table.
+    pub keys: u128,
+    /// Top-level keys outside that table (no release knows them).
+    pub odd_keys: Vec<String>,
 }
 
 impl EventRecord {
@@ -207,31 +211,71 @@ impl<'de> Deserialize<'de> for KindOnly {
     }
 }
 
-/// The subset of an event's keys we deserialize; serde skips the rest.
-#[derive(Deserialize)]
+/// The subset of an event's keys we deserialize; serde skips the rest
+/// unread. Every top-level key name is noted (as a bit of the known-key
+/// table, or by name when unknown) so a reader can apply the SDK's
+/// `extra="forbid"`. A repeated key keeps its last value, as Python's json.
+#[derive(Default)]
 struct RawEvent {
-    #[serde(default)]
     id: Option<Value>,
-    #[serde(default)]
     kind: Option<Value>,
-    #[serde(default)]
     source: Option<Value>,
-    #[serde(default)]
     parent_id: Option<Value>,
-    #[serde(default)]
     timestamp: Option<Value>,
-    #[serde(default)]
     action: Option<KindOnly>,
-    #[serde(default)]
     observation: Option<KindOnly>,
-    #[serde(default)]
     tool_call_id: Option<Value>,
-    #[serde(default)]
     action_id: Option<Value>,
-    #[serde(default)]
     key: Option<Value>,
-    #[serde(default)]
     error: Option<Value>,
+    keys: u128,
+    odd_keys: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for RawEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawEvent;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RawEvent, A::Error> {
+                let mut r = RawEvent::default();
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match crate::kinds::key_bit(&k) {
+                        Some(bit) => r.keys |= 1u128 << bit,
+                        None => {
+                            if !r.odd_keys.iter().any(|o| *o == k) {
+                                r.odd_keys.push(k.to_string());
+                            }
+                        }
+                    }
+                    match &*k {
+                        "id" => r.id = map.next_value()?,
+                        "kind" => r.kind = map.next_value()?,
+                        "source" => r.source = map.next_value()?,
+                        "parent_id" => r.parent_id = map.next_value()?,
+                        "timestamp" => r.timestamp = map.next_value()?,
+                        "action" => r.action = map.next_value()?,
+                        "observation" => r.observation = map.next_value()?,
+                        "tool_call_id" => r.tool_call_id = map.next_value()?,
+                        "action_id" => r.action_id = map.next_value()?,
+                        "key" => r.key = map.next_value()?,
+                        "error" => r.error = map.next_value()?,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(r)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -307,15 +351,7 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
             "nested more than {MAX_DEPTH} levels deep at byte {at}, beyond the SDK's parser limit"
         )));
     }
-    let raw: RawEvent = match serde_json::from_str::<RawEvent>(text) {
-        Ok(r) => r,
-        Err(e) if e.to_string().starts_with("duplicate field") => {
-            // Python's json keeps the last of duplicate keys; a Value does too.
-            let v: Value = serde_json::from_str(text).map_err(|e| invalid(&e))?;
-            serde_json::from_value(v).map_err(|e| invalid(&e))?
-        }
-        Err(e) => return Err(invalid(&e)),
-    };
+    let raw: RawEvent = serde_json::from_str::<RawEvent>(text).map_err(|e| invalid(&e))?;
     let kind = match raw.kind {
         Some(Value::String(s)) if !s.is_empty() => s,
         _ => return Err(Unreadable::MissingKind),
@@ -345,6 +381,8 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
         action_id: lenient_str(raw.action_id),
         key: lenient_str(raw.key),
         error,
+        keys: raw.keys,
+        odd_keys: raw.odd_keys,
     })
 }
 

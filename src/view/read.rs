@@ -24,6 +24,12 @@ pub enum ReadError {
     },
     /// A pre-tree reader (< 1.31) rejects `parent_id` (`extra_forbidden`).
     TreeFieldTooNew,
+    /// A top-level key this release's model of the kind does not have
+    /// (`extra_forbidden`), e.g. a field added by a newer release.
+    UnknownField {
+        kind: String,
+        field: String,
+    },
 }
 
 impl std::fmt::Display for ReadError {
@@ -40,6 +46,10 @@ impl std::fmt::Display for ReadError {
             ReadError::TreeFieldTooNew => {
                 write!(f, "it has a `parent_id`, which readers before 1.31 reject")
             }
+            ReadError::UnknownField { kind, field } => write!(
+                f,
+                "its key `{field}` is not a field of {kind} in this SDK, which forbids extra keys"
+            ),
         }
     }
 }
@@ -147,6 +157,20 @@ impl<'a> Reader<'a> {
         self.check_kinds(rec)?;
         if !self.version.tree_era() && rec.parent.is_present() {
             return Err(ReadError::TreeFieldTooNew);
+        }
+        if let Some(&allowed) = self.kinds.fields.get(&rec.kind) {
+            let extra = rec.keys & !allowed;
+            let field = if extra != 0 {
+                Some(crate::kinds::key_name(extra.trailing_zeros()).to_string())
+            } else {
+                rec.odd_keys.first().cloned()
+            };
+            if let Some(field) = field {
+                return Err(ReadError::UnknownField {
+                    kind: rec.kind.clone(),
+                    field,
+                });
+            }
         }
         Ok(rec)
     }
