@@ -143,6 +143,17 @@ impl<'a> Ctx<'a> {
         self.views.agent.as_ref().err()
     }
 
+    /// How bad an event the SDK cannot read is: an error when it is the
+    /// one that stops the load, a warning when only the UI skips it.
+    pub fn read_failure(&self, idx: usize) -> (Severity, &'static str) {
+        match self.load_error() {
+            Some(LoadError::Read { idx: i, .. }) if *i == idx => {
+                (Severity::Error, "the SDK refuses to load the conversation")
+            }
+            _ => (Severity::Warning, "the UI skips it"),
+        }
+    }
+
     /// `events/<name>` of the event at `idx` (in the contiguous log).
     pub fn event_path(&self, idx: usize) -> String {
         format!("events/{}", self.reader.file(idx).name)

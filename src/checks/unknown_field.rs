@@ -1,8 +1,8 @@
 //! `unknown-field`: an event carries a key the selected release's model of
 //! that kind does not have. Events forbid extra keys, so the SDK refuses it.
 
-use super::{ix, Check, Ctx, Finding, Severity};
-use crate::view::{LoadError, ReadError};
+use super::{ix, Check, Ctx, Finding};
+use crate::view::ReadError;
 
 pub struct UnknownField;
 
@@ -37,19 +37,11 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let blocking = match ctx.load_error() {
-            Some(LoadError::Read { idx, .. }) => Some(*idx),
-            _ => None,
-        };
         for i in 0..ctx.reader.len() {
             let Err(ReadError::UnknownField { kind, field }) = ctx.reader.read(i) else {
                 continue;
             };
-            let (sev, tail) = if blocking == Some(i) {
-                (Severity::Error, "the SDK refuses to load the conversation")
-            } else {
-                (Severity::Warning, "the UI skips it")
-            };
+            let (sev, tail) = ctx.read_failure(i);
             out.push(Finding::new(
                 self.id(),
                 sev,

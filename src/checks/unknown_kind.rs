@@ -1,8 +1,8 @@
 //! `unknown-kind`: an event whose `kind` (or nested `action.kind` /
 //! `observation.kind`) the SDK of the selected version does not know.
 
-use super::{ix, Check, Ctx, Finding, Severity};
-use crate::view::{LoadError, ReadError};
+use super::{ix, Check, Ctx, Finding};
+use crate::view::ReadError;
 
 pub struct UnknownKind;
 
@@ -47,19 +47,11 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let blocking = match ctx.load_error() {
-            Some(LoadError::Read { idx, .. }) => Some(*idx),
-            _ => None,
-        };
         for i in 0..ctx.reader.len() {
             let Err(ReadError::UnknownKind { kind, field }) = ctx.reader.read(i) else {
                 continue;
             };
-            let (sev, tail) = if blocking == Some(i) {
-                (Severity::Error, "the SDK refuses to load the conversation")
-            } else {
-                (Severity::Warning, "the UI skips it")
-            };
+            let (sev, tail) = ctx.read_failure(i);
             out.push(Finding::new(
                 self.id(),
                 sev,
