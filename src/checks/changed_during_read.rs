@@ -39,7 +39,7 @@ Repair
             out.push(Finding::new(
                 self.id(),
                 Severity::Warning,
-                "",
+                "events/",
                 "the conversation changed while it was being read (a live writer): findings below may be transient; run again when it is idle".into(),
             ));
         }
