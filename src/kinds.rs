@@ -13,6 +13,8 @@ use crate::version::Version;
 const SOURCES: &[(&str, &str)] = &[
     ("1.29.3", include_str!("../data/kinds/1.29.3.json")),
     ("1.33.0", include_str!("../data/kinds/1.33.0.json")),
+    ("1.34.0", include_str!("../data/kinds/1.34.0.json")),
+    ("1.38.0", include_str!("../data/kinds/1.38.0.json")),
     ("1.43.1", include_str!("../data/kinds/1.43.1.json")),
     ("1.58.2", include_str!("../data/kinds/1.58.2.json")),
 ];
@@ -134,8 +136,12 @@ mod tests {
             Version::new(1, 58, 2)
         );
         assert_eq!(
-            Kinds::for_version(Version::new(1, 40, 0)).source,
+            Kinds::for_version(Version::new(1, 33, 9)).source,
             Version::new(1, 33, 0)
+        );
+        assert_eq!(
+            Kinds::for_version(Version::new(1, 40, 0)).source,
+            Version::new(1, 38, 0)
         );
         assert_eq!(
             Kinds::for_version(Version::new(1, 0, 0)).source,
