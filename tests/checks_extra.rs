@@ -135,17 +135,7 @@ fn set_mtime(p: &std::path::Path, secs_ago: u64) {
 #[test]
 fn head_lag_with_crash_evidence_is_repaired_and_without_it_is_left() {
     let (tmp, store, conv) = common::fixture_copy("head-lag");
-    let events: Vec<std::path::PathBuf> = std::fs::read_dir(conv.join("events"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("event-")
-        })
-        .collect();
+    let events = common::event_files(&conv);
     // base_state.json saved after every event: could be a navigate_to
     for e in &events {
         set_mtime(e, 100);

@@ -20,27 +20,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{fixture_copy, run, snapshot};
+use common::{event_files, fixture_copy, run, snapshot};
 use serde_json::Value;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn event_files(conv: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(conv.join("events"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("event-")
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

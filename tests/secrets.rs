@@ -149,6 +149,29 @@ fn run(args: &[&str]) -> (String, String) {
     )
 }
 
+/// Run a command line and assert that neither any planted secret (nor any
+/// 24-character piece of one) nor the Fernet token reaches stdout or stderr.
+/// Returns stdout.
+fn run_clean(args: &[&str], c: &Canaries) -> String {
+    let (out, err) = run(args);
+    for text in [&out, &err] {
+        for (place, s) in &c.plain {
+            let probe = &s[..24.min(s.len())];
+            assert!(
+                !text.contains(probe),
+                "the secret at {place} leaked in `convo-doctor {}`:\n{text}",
+                args.join(" ")
+            );
+        }
+        assert!(
+            !text.contains(&c.fernet[..20]),
+            "a Fernet token leaked in `convo-doctor {}`:\n{text}",
+            args.join(" ")
+        );
+    }
+    out
+}
+
 #[test]
 fn no_secret_reaches_any_output() {
     let tmp = tempfile::tempdir().unwrap();
@@ -186,23 +209,7 @@ fn no_secret_reaches_any_output() {
     }
     let mut saw_meta_divergence = false;
     for args in &runs {
-        let (out, err) = run(args);
-        for text in [&out, &err] {
-            for (place, s) in &c.plain {
-                // neither the secret nor any 24-character piece of it
-                let probe = &s[..24.min(s.len())];
-                assert!(
-                    !text.contains(probe),
-                    "the secret at {place} leaked in `convo-doctor {}`:\n{text}",
-                    args.join(" ")
-                );
-            }
-            assert!(
-                !text.contains(&c.fernet[..20]),
-                "a Fernet token leaked in `convo-doctor {}`:\n{text}",
-                args.join(" ")
-            );
-        }
+        let out = run_clean(args, &c);
         saw_meta_divergence |= out.contains("meta-divergence");
     }
     assert!(
@@ -228,23 +235,7 @@ fn no_secret_reaches_any_output() {
     ];
     let mut saw_diff = false;
     for args in &repairs {
-        let (out, err) = run(args);
-        saw_diff |= out.contains("+++ b/");
-        for text in [&out, &err] {
-            for (place, s) in &c.plain {
-                let probe = &s[..24.min(s.len())];
-                assert!(
-                    !text.contains(probe),
-                    "the secret at {place} leaked in `convo-doctor {}`:\n{text}",
-                    args.join(" ")
-                );
-            }
-            assert!(
-                !text.contains(&c.fernet[..20]),
-                "a Fernet token leaked in `convo-doctor {}`",
-                args.join(" ")
-            );
-        }
+        saw_diff |= run_clean(args, &c).contains("+++ b/");
     }
     assert!(
         saw_diff,

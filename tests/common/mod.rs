@@ -153,3 +153,20 @@ pub fn run(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The `event-*` files of a conversation, sorted by name.
+pub fn event_files(conv: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(conv.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("event-")
+        })
+        .collect();
+    v.sort();
+    v
+}
