@@ -55,7 +55,7 @@ pub enum Command {
 
 const REPAIR_EXIT_CODES: &str = "\
 Exit status:
-  --dry-run: 0 nothing to change; 1 changes pending (diff printed)
+  --dry-run: 0 nothing to change; 1 changes pending (diff printed) or refused
   otherwise: 0 nothing at or above --fail-on remains; 1 findings remain
   2: usage error, or a PATH that cannot be read";
 

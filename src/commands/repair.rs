@@ -47,6 +47,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let (mut files, mut conversations, mut failed, mut left_total) = (0, 0, 0, 0);
     let mut status = ExitStatus::Success;
     let mut remaining_bad = false;
+    let mut refused = false;
     for path in &args.paths {
         let found = match discover(path) {
             Ok(f) => f,
@@ -96,6 +97,8 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
                 remaining_bad = true;
             }
             left_total += plan.left.len();
+            // refused, and there was something to repair
+            refused |= plan.refused.is_some() && plan.before.findings.iter().any(|f| f.fixable);
             if let Err(e) = render::repair::plan(
                 &mut w,
                 &plan,
@@ -127,7 +130,8 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         return status;
     }
     if args.dry_run {
-        return if files > 0 {
+        // a refused repair is work pending too, only blocked
+        return if files > 0 || refused {
             ExitStatus::Findings
         } else {
             ExitStatus::Success

@@ -34,6 +34,13 @@ pub struct Edit {
     pub what: Vec<String>,
 }
 
+impl Edit {
+    /// Whether this edit serves `check` on `file`.
+    fn file_matches(&self, check: &str, file: &str) -> bool {
+        self.rel == file && self.checks.contains(&check)
+    }
+}
+
 /// A finding the plan does not fix, and why.
 #[derive(Debug, Clone)]
 pub struct Left {
@@ -207,12 +214,14 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
             "in use by {} (owner_lease.json is live); stop the server or wait for the lease to expire",
             ctx.quote(&owner)
         ));
+        plan.left = unfixed(&plan);
         return plan;
     }
     if conv.changed_during_read {
         plan.refused = Some(
             "the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle".into(),
         );
+        plan.left = unfixed(&plan);
         return plan;
     }
     let mut edits = Edits::new(dir);
@@ -311,12 +320,17 @@ fn unfixed(plan: &Plan) -> Vec<Left> {
         .map(|f| Left {
             check: f.check,
             file: f.file.clone(),
-            why: match &plan.refused {
-                Some(r) => format!("refused: {r}"),
-                None => format!(
+            // A finding the refused plan would have fixed points at the
+            // refusal above; any other simply has no automatic repair.
+            why: if plan.refused.is_some()
+                && (f.fixable || plan.edits.iter().any(|e| e.file_matches(f.check, &f.file)))
+            {
+                "its repair was refused (see above)".to_string()
+            } else {
+                format!(
                     "no safe automatic repair; needs a human (see `convo-doctor explain {}`)",
                     f.check
-                ),
+                )
             },
         })
         .collect()
