@@ -141,9 +141,14 @@ pub fn analyze_with(
     overlay: &Overlay,
 ) -> ConversationReport {
     let conv = Conversation::load_with(dir, opts.version.wide_index(), overlay);
+    analyze_loaded(&conv, display, opts)
+}
+
+/// [`analyze`] of a conversation already read (nothing is read again).
+pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> ConversationReport {
     let index = Index::build(&conv.events);
-    let views = Views::compute(&conv, &index, opts.version);
-    let ctx = Ctx::new(&conv, &index, &views, opts.version);
+    let views = Views::compute(conv, &index, opts.version);
+    let ctx = Ctx::new(conv, &index, &views, opts.version);
     let mut findings = checks::run_all(&ctx, opts.selected);
     if let Some(err) = &conv.events.error {
         findings.insert(
@@ -173,7 +178,7 @@ pub fn analyze_with(
     let event_list = opts.event_list.then(|| rows(&ctx));
     ConversationReport {
         path: display,
-        id: conversation_id(&conv),
+        id: conversation_id(conv),
         server_version: opts.version.to_string(),
         events,
         load_error,

@@ -197,7 +197,14 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, version);
     let ctx = Ctx::new(&conv, &index, &views, version);
-    let before = diagnose_with(dir, &display, version, &Overlay::new());
+    // One read of the folder serves both the plan and the "before" report.
+    let all = |_: &str| true;
+    let report_opts = report::Options {
+        version,
+        selected: &all,
+        event_list: false,
+    };
+    let before = report::analyze_loaded(&conv, display.clone(), &report_opts);
     let mut plan = Plan {
         dir: dir.to_path_buf(),
         display,
@@ -254,18 +261,17 @@ fn verify_in_memory(plan: &mut Plan, version: Version) {
         .map(|e| (e.rel.clone(), e.after.clone()))
         .collect();
     let after = diagnose_with(&plan.dir, &plan.display, version, &overlay);
-    for d in [&after.findings] {
-        for f in d.iter() {
-            let new_error = f.severity == Severity::Error
+    for f in &after.findings {
+        let new_error =
+            f.severity == Severity::Error
                 && !plan.before.findings.iter().any(|b| {
                     b.check == f.check && b.file == f.file && b.severity == Severity::Error
                 });
-            if new_error {
-                plan.refused = Some(format!(
-                    "the repair would introduce a new error ({}: {}); nothing was changed",
-                    f.check, f.message
-                ));
-            }
+        if new_error {
+            plan.refused = Some(format!(
+                "the repair would introduce a new error ({}: {}); nothing was changed",
+                f.check, f.message
+            ));
         }
     }
     // Each edit must clear findings of the checks it serves on its file,
@@ -297,10 +303,8 @@ fn verify_in_memory(plan: &mut Plan, version: Version) {
         }
     }
     for e in &plan.edits {
-        for doc in [&e.after] {
-            if let Ok(v) = serde_json::from_slice(doc) {
-                plan.redactor.learn(&v);
-            }
+        if let Ok(v) = serde_json::from_slice(&e.after) {
+            plan.redactor.learn(&v);
         }
     }
     plan.after = Some(after);
