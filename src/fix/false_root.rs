@@ -1,9 +1,7 @@
 //! Re-link a false root: set that one event's `parent_id` to the last real
 //! event before it. Every other byte of the file stays as it is.
 
-use serde_json::Value;
-
-use super::{Edits, Op, Plan, RepairOptions};
+use super::{Edits, Plan, RepairOptions};
 use crate::checks::{false_root, ix, Ctx};
 
 const CHECK: &str = "false-root";
@@ -31,14 +29,6 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
             ix(fr.relink_to),
             fr.stranded
         );
-        if let Err(why) = edits.patch(
-            &rel,
-            "/parent_id",
-            Op::Set(Value::from(target)),
-            CHECK,
-            what,
-        ) {
-            plan.leave(CHECK, rel, why);
-        }
+        super::relink(edits, plan, CHECK, rel, &target, what);
     }
 }

@@ -164,6 +164,21 @@ impl Edits {
     }
 }
 
+/// Plan setting the `parent_id` of the event file `rel` to `parent`; a
+/// file that cannot be patched safely is left, with the reason.
+pub fn relink(
+    edits: &mut Edits,
+    plan: &mut Plan,
+    check: &'static str,
+    rel: String,
+    parent: &str,
+    what: String,
+) {
+    if let Err(why) = edits.patch(&rel, "/parent_id", Op::Set(parent.into()), check, what) {
+        plan.leave(check, rel, why);
+    }
+}
+
 impl Plan {
     /// Record a finding this plan does not fix, and why.
     pub fn leave(&mut self, check: &'static str, file: impl Into<String>, why: impl Into<String>) {

@@ -1,8 +1,6 @@
 //! Re-parent a crash-recovery error onto its ActionEvent (what #4488 does).
 
-use serde_json::Value;
-
-use super::{Edits, Op, Plan};
+use super::{Edits, Plan};
 use crate::checks::misparented_recovery_error::find;
 use crate::checks::{ix, Ctx};
 
@@ -25,14 +23,6 @@ pub fn plan(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             ix(m.error),
             ix(m.action)
         );
-        if let Err(why) = edits.patch(
-            &rel,
-            "/parent_id",
-            Op::Set(Value::from(target)),
-            CHECK,
-            what,
-        ) {
-            plan.leave(CHECK, rel, why);
-        }
+        super::relink(edits, plan, CHECK, rel, &target, what);
     }
 }
