@@ -1,18 +1,27 @@
 //! Applying a plan, and undoing it. Every write is:
-//! - done under the SDK's own lock (`events/.eventlog.lock`, flock) and only
-//!   when no live `owner_lease.json` says a server owns the folder;
+//! - done under the SDK's own locks (`events/.eventlog.lock`, and the
+//!   agent-server's `.owner_lease.lock` when it exists; flock, never waiting)
+//!   and only when no live `owner_lease.json` says a server owns the folder;
 //! - preceded by a backup of the original bytes and a manifest (path, sha256
-//!   before and after, check ids, time), both synced to disk;
-//! - atomic: a temp file in the same directory with the original's
-//!   permissions, fsync, rename, fsync of the directory;
-//! - verified: the bytes read back must be the planned bytes.
+//!   before and after, owner, mode, check ids, time), both synced to disk, in
+//!   a run folder created 0700 under a backup root the invoking user owns;
+//! - made through directory handles opened once, without following any link
+//!   (`openat`/`renameat` relative to the folder's descriptor, `O_NOFOLLOW`
+//!   everywhere, `O_NONBLOCK` for anything that might be a FIFO), so a folder
+//!   swapped for a link mid-repair cannot redirect a write;
+//! - atomic: a temp file created 0600 with `O_CREAT|O_EXCL|O_NOFOLLOW` in the
+//!   same directory, given the original's owner, group and mode (fchown then
+//!   fchmod) before the rename, fsync, rename, fsync of the directory;
+//! - verified: the bytes, owner, group and mode read back must be the planned
+//!   ones, and the directory written must still be the one at the path.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use rustix::fs::{self as rfs, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -40,19 +49,39 @@ pub fn default_backup_root() -> Result<PathBuf, String> {
     }
 }
 
-/// A new run id from the clock (or `CONVO_DOCTOR_RUN_ID`, for tests).
+/// Test hooks (`CONVO_DOCTOR_RUN_ID`, `CONVO_DOCTOR_CRASH_AT`) are honoured
+/// only in debug builds (what `cargo test` runs); a release build ignores
+/// them, so nothing in a production environment can steer a run.
+fn test_hook(name: &str) -> Option<String> {
+    if cfg!(debug_assertions) {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    } else {
+        None
+    }
+}
+
+/// Whether `id` may name a run folder: one plain path component.
+pub fn valid_run_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// A new run id from the clock (or `CONVO_DOCTOR_RUN_ID` in a debug build,
+/// for tests; an id that is not one plain path component is ignored).
 pub fn new_run_id() -> String {
-    if let Ok(id) = std::env::var("CONVO_DOCTOR_RUN_ID") {
-        if !id.is_empty() {
-            return id;
-        }
+    if let Some(id) = test_hook("CONVO_DOCTOR_RUN_ID").filter(|id| valid_run_id(id)) {
+        return id;
     }
     format!("{}-{}", utc(SystemTime::now()).1, std::process::id())
 }
 
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct ManifestEntry {
-    /// The conversation folder (absolute).
+    /// The conversation folder (absolute, resolved at repair time: no link).
     pub conversation: PathBuf,
     /// The file, relative to the conversation folder.
     pub file: String,
@@ -63,6 +92,17 @@ pub struct ManifestEntry {
     pub checks: Vec<String>,
     pub time: String,
     pub mode: u32,
+    /// The original's owner and group.
+    #[serde(default)]
+    pub uid: Option<u32>,
+    #[serde(default)]
+    pub gid: Option<u32>,
+    /// Device and inode of the conversation folder at repair time: `undo`
+    /// writes only into that very directory.
+    #[serde(default)]
+    pub conversation_dev: Option<u64>,
+    #[serde(default)]
+    pub conversation_ino: Option<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Default)]
@@ -73,22 +113,473 @@ pub struct Manifest {
     pub files: Vec<ManifestEntry>,
 }
 
-/// A run folder under the backup root, created on first use.
+// ---------------------------------------------------------------------------
+// Descriptor-relative file operations (no link is ever followed).
+
+fn errno(e: rustix::io::Errno) -> io::Error {
+    e.into()
+}
+
+fn is_dir(st: &Stat) -> bool {
+    FileType::from_raw_mode(st.st_mode) == FileType::Directory
+}
+
+fn kind_of(st: &Stat) -> &'static str {
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => "a regular file",
+        FileType::Directory => "a directory",
+        FileType::Symlink => "a symbolic link",
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        _ => "a device or special file",
+    }
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Open the directory `name` below `parent`, refusing a link.
+fn open_dir_at<Fd: AsFd>(parent: Fd, name: &str) -> io::Result<OwnedFd> {
+    rfs::openat(parent, name, DIR_FLAGS, Mode::empty()).map_err(|e| {
+        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+            io::Error::other(format!("`{name}` is a link or not a directory"))
+        } else {
+            errno(e)
+        }
+    })
+}
+
+/// Open a directory by absolute path; the last component must not be a link.
+fn open_dir_path(path: &Path) -> io::Result<OwnedFd> {
+    rfs::openat(rfs::CWD, path, DIR_FLAGS, Mode::empty()).map_err(|e| {
+        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+            io::Error::other("it is a link or not a directory")
+        } else {
+            errno(e)
+        }
+    })
+}
+
+/// Split a relative path into checked components: no empty, `.` or `..`
+/// component, not absolute.
+fn components(rel: &str) -> Result<Vec<&str>, String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    if rel.is_empty()
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == ".." || p.contains('\0'))
+    {
+        return Err(format!("`{rel}` is not a plain relative path"));
+    }
+    Ok(parts)
+}
+
+/// The directory holding `rel` below `root` (each step opened without
+/// following links) and the file name.
+fn open_parent<Fd: AsFd>(root: Fd, rel: &str) -> io::Result<(OwnedFd, String)> {
+    let parts = components(rel).map_err(io::Error::other)?;
+    let (name, dirs) = parts.split_last().expect("at least one component");
+    let mut dir = rfs::openat(root, ".", DIR_FLAGS, Mode::empty()).map_err(errno)?;
+    for d in dirs {
+        dir = open_dir_at(&dir, d)?;
+    }
+    Ok((dir, name.to_string()))
+}
+
+/// Read a regular file below `dir` (`O_NOFOLLOW|O_NONBLOCK`: a link is
+/// refused and a FIFO never blocks), with its `fstat`.
+fn read_at<Fd: AsFd>(dir: Fd, name: &str) -> io::Result<(Vec<u8>, Stat)> {
+    let fd = rfs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| {
+        if e == rustix::io::Errno::LOOP {
+            io::Error::other("it is a symbolic link, which is not followed")
+        } else {
+            errno(e)
+        }
+    })?;
+    let st = rfs::fstat(&fd).map_err(errno)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(io::Error::other(format!(
+            "it is {}, not a regular file",
+            kind_of(&st)
+        )));
+    }
+    let limit = crate::store::fsread::READ_LIMIT;
+    let mut buf = Vec::new();
+    File::from(fd).take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(io::Error::other("it is over the read limit"));
+    }
+    Ok((buf, st))
+}
+
+/// Who owns a file and its permission bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner {
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: u32,
+}
+
+impl Owner {
+    fn of(st: &Stat) -> Owner {
+        Owner {
+            uid: st.st_uid,
+            gid: st.st_gid,
+            mode: st.st_mode & 0o7777,
+        }
+    }
+}
+
+/// Crash-test hook: `CONVO_DOCTOR_CRASH_AT=<point>` (debug builds only)
+/// aborts the process at that point of a repair (`after-backup`,
+/// `before-rename`, `after-rename`), as a kill would, so tests can prove an
+/// interrupted repair leaves either the old file or the new one, and that
+/// `undo` still works.
+fn crash_point(point: &str) {
+    if test_hook("CONVO_DOCTOR_CRASH_AT").is_some_and(|p| p == point) {
+        std::process::abort();
+    }
+}
+
+/// Write `bytes` as `name` in `dir`, atomically: a temp file created 0600
+/// with `O_CREAT|O_EXCL|O_NOFOLLOW` beside it, given `owner` (fchown, then
+/// fchmod, checked with fstat) before anything else can see it under the
+/// final name, synced, renamed over `name` relative to the same directory
+/// handle, and the directory synced. `owner: None` keeps the new file 0600
+/// and owned by the invoking user.
+fn write_at(
+    dir: &OwnedFd,
+    name: &str,
+    bytes: &[u8],
+    owner: Option<Owner>,
+    hooks: bool,
+) -> io::Result<()> {
+    let tmp = format!(".convo-doctor-{name}.{}.tmp", std::process::id());
+    let fd = rfs::openat(
+        dir,
+        tmp.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(errno)?;
+    let result = (|| {
+        let mut f = File::from(fd);
+        f.write_all(bytes)?;
+        if let Some(o) = owner {
+            let st = rfs::fstat(&f).map_err(errno)?;
+            if st.st_uid != o.uid || st.st_gid != o.gid {
+                rfs::fchown(
+                    &f,
+                    Some(rustix::fs::Uid::from_raw(o.uid)),
+                    Some(rustix::fs::Gid::from_raw(o.gid)),
+                )
+                .map_err(|e| {
+                    io::Error::other(format!(
+                        "cannot give the new file the original's owner {}:{} ({e}); the original was left alone",
+                        o.uid, o.gid
+                    ))
+                })?;
+            }
+            // after fchown, which may clear set-id bits
+            rfs::fchmod(&f, Mode::from_raw_mode(o.mode)).map_err(errno)?;
+            let st = rfs::fstat(&f).map_err(errno)?;
+            if Owner::of(&st) != o {
+                return Err(io::Error::other(format!(
+                    "the new file is {}:{} mode {:o}, not the original's {}:{} mode {:o}",
+                    st.st_uid,
+                    st.st_gid,
+                    st.st_mode & 0o7777,
+                    o.uid,
+                    o.gid,
+                    o.mode
+                )));
+            }
+        }
+        f.sync_all()?;
+        drop(f);
+        if hooks {
+            crash_point("before-rename");
+        }
+        rfs::renameat(dir, tmp.as_str(), dir, name).map_err(errno)?;
+        rfs::fsync(dir).map_err(errno)
+    })();
+    if result.is_err() {
+        let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
+    }
+    result
+}
+
+/// Write `bytes` to `path` atomically, 0600 and owned by the invoking user
+/// (the parent directory is opened by path; its last component must not be
+/// a link).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = open_dir_path(path.parent().unwrap_or(Path::new(".")))?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| io::Error::other("no file name"))?;
+    write_at(&dir, name, bytes, None, false)
+}
+
+/// Check that `dir` still is what `path` names now (walking from `/`
+/// without following a link in the last component) — a write into a
+/// directory that was moved away mid-repair did not land where it was meant.
+fn still_at(dir: &OwnedFd, root: &Path, rel_dir: &[&str]) -> Result<(), String> {
+    let want = rfs::fstat(dir).map_err(|e| e.to_string())?;
+    let moved = || {
+        format!(
+            "the folder was moved or replaced while it was being repaired: the new bytes went to the directory that was read, which is no longer at `{}`",
+            root.display()
+        )
+    };
+    let mut here = open_dir_path(root).map_err(|_| moved())?;
+    for d in rel_dir {
+        here = open_dir_at(&here, d).map_err(|_| moved())?;
+    }
+    let now = rfs::fstat(&here).map_err(|e| e.to_string())?;
+    if (now.st_dev, now.st_ino) != (want.st_dev, want.st_ino) {
+        return Err(moved());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Locks.
+
+/// The locks held for as long as this value lives.
+pub struct Locks {
+    _held: Vec<OwnedFd>,
+}
+
+fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// Open an existing lock file (`O_NOFOLLOW|O_NONBLOCK`, read-write), check
+/// it is a regular file and flock it exclusively without waiting.
+fn take_lock(fd: OwnedFd, what: &str) -> Result<OwnedFd, String> {
+    let st = rfs::fstat(&fd).map_err(|e| format!("cannot stat {what}: {e}"))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(format!(
+            "{what} is {}, not a lock file; nothing was changed",
+            kind_of(&st)
+        ));
+    }
+    match rfs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(fd),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK || e == rustix::io::Errno::ACCESS => Err(
+            format!("another process holds {what} (a live writer); try again when it is idle"),
+        ),
+        Err(e) => Err(format!("cannot lock {what}: {e}")),
+    }
+}
+
+const LOCK_OPEN: OFlags = OFlags::RDWR
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::CLOEXEC);
+
+/// Take the SDK's and the agent-server's locks on a conversation, the way
+/// their writers do (flock, exclusive), without waiting: a held lock means
+/// a live writer.
+///
+/// - `.owner_lease.lock` (the agent-server's `ConversationLease`, held around
+///   its `meta.json` writes) is taken when it exists and never created: a
+///   server creates it when it first claims the folder, and that claim
+///   writes `owner_lease.json`, which is checked under these locks.
+/// - `events/.eventlog.lock` (`EventLog.append`) is created when missing,
+///   owned like `events/` and mode 0644 (filelock's 0666 under the usual
+///   umask), and only under its final name once it has that owner (a temp
+///   name, then `linkat`), so the SDK running as the folder's owner can
+///   always open it.
+pub fn lock_conversation(conv: &OwnedFd) -> Result<Locks, String> {
+    let mut held = Vec::new();
+    match rfs::openat(conv, ".owner_lease.lock", LOCK_OPEN, Mode::empty()) {
+        Ok(fd) => held.push(take_lock(fd, ".owner_lease.lock")?),
+        Err(e) if e == rustix::io::Errno::NOENT => {}
+        Err(e) if e == rustix::io::Errno::LOOP => {
+            return Err(
+                ".owner_lease.lock is a symbolic link, which is not followed; nothing was changed"
+                    .into(),
+            )
+        }
+        Err(e) => return Err(format!("cannot open .owner_lease.lock: {e}")),
+    }
+    let events = match rfs::openat(conv, "events", DIR_FLAGS, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) if e == rustix::io::Errno::NOENT => return Ok(Locks { _held: held }),
+        Err(e) if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR => {
+            return Err("`events` is a link or not a directory; nothing was changed".into())
+        }
+        Err(e) => return Err(format!("cannot open events/: {e}")),
+    };
+    const LOCK: &str = ".eventlog.lock";
+    let fd = match rfs::openat(&events, LOCK, LOCK_OPEN, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) if e == rustix::io::Errno::NOENT => create_lock_like_dir(&events, LOCK)?,
+        Err(e) if e == rustix::io::Errno::LOOP => return Err(
+            "events/.eventlog.lock is a symbolic link, which is not followed; nothing was changed"
+                .into(),
+        ),
+        Err(e) => return Err(format!("cannot open events/.eventlog.lock: {e}")),
+    };
+    held.push(take_lock(fd, "events/.eventlog.lock")?);
+    Ok(Locks { _held: held })
+}
+
+fn create_lock_like_dir(dir: &OwnedFd, name: &str) -> Result<OwnedFd, String> {
+    let st = rfs::fstat(dir).map_err(|e| format!("cannot stat events/: {e}"))?;
+    let tmp = format!(".convo-doctor-lock.{}.tmp", std::process::id());
+    let fd = rfs::openat(
+        dir,
+        tmp.as_str(),
+        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|e| format!("cannot create events/{name}: {e}"))?;
+    let made = (|| {
+        if st.st_uid != euid() || st.st_gid != rustix::process::getegid().as_raw() {
+            rfs::fchown(
+                &fd,
+                Some(rustix::fs::Uid::from_raw(st.st_uid)),
+                Some(rustix::fs::Gid::from_raw(st.st_gid)),
+            )?;
+        }
+        rfs::fchmod(&fd, Mode::from_raw_mode(0o644))?;
+        match rfs::linkat(dir, tmp.as_str(), dir, name, AtFlags::empty()) {
+            Ok(()) => Ok(true),
+            Err(e) if e == rustix::io::Errno::EXIST => Ok(false), // a writer made it first
+            Err(e) => Err(e),
+        }
+    })();
+    let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
+    match made {
+        Ok(true) => Ok(fd),
+        Ok(false) => rfs::openat(dir, name, LOCK_OPEN, Mode::empty())
+            .map_err(|e| format!("cannot open events/{name}: {e}")),
+        Err(e) => Err(format!(
+            "cannot create events/{name} owned like events/: {e}"
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The backup root and run folders.
+
+/// A folder convo-doctor trusts for backups: owned by the invoking user, not
+/// writable by group or others, not a link; every ancestor owned by root or
+/// the invoking user and, when group/world-writable, sticky (like /tmp).
+fn check_trusted_dir(st: &Stat, what: &str) -> Result<(), String> {
+    if !is_dir(st) {
+        return Err(format!("{what} is {}, not a directory", kind_of(st)));
+    }
+    if st.st_uid != euid() {
+        return Err(format!(
+            "{what} is owned by uid {}, not by you (uid {}): refusing to trust it",
+            st.st_uid,
+            euid()
+        ));
+    }
+    if st.st_mode & 0o022 != 0 {
+        return Err(format!(
+            "{what} is writable by group or others (mode {:o}): refusing to trust it; chmod go-w it",
+            st.st_mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+fn check_ancestors(path: &Path) -> Result<(), String> {
+    let canon = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for a in canon.ancestors().skip(1) {
+        let st = rfs::stat(a).map_err(|e| format!("{}: {e}", a.display()))?;
+        let owner_ok = st.st_uid == 0 || st.st_uid == euid();
+        let writable = st.st_mode & 0o022 != 0;
+        let sticky = st.st_mode & 0o1000 != 0;
+        if !owner_ok || (writable && !sticky) {
+            return Err(format!(
+                "{} (above the backup folder) is owned by uid {} with mode {:o}: another user could replace the backup folder; choose another --backup-dir",
+                a.display(),
+                st.st_uid,
+                st.st_mode & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Open (and with `create`, make, 0700) the backup root, refusing a link,
+/// a folder owned by someone else, or one writable by group or others.
+pub fn open_backup_root(root: &Path, create: bool) -> Result<OwnedFd, String> {
+    let shown = root.display();
+    let lst = match rfs::lstat(root) {
+        Ok(st) => st,
+        Err(e) if e == rustix::io::Errno::NOENT && create => {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(root)
+                .map_err(|e| format!("cannot create the backup folder {shown}: {e}"))?;
+            rfs::lstat(root).map_err(|e| format!("{shown}: {e}"))?
+        }
+        Err(e) => return Err(format!("no backup folder {shown}: {e}")),
+    };
+    if FileType::from_raw_mode(lst.st_mode) == FileType::Symlink {
+        return Err(format!(
+            "the backup folder {shown} is a symbolic link, which is not followed: name the real folder"
+        ));
+    }
+    check_trusted_dir(&lst, &format!("the backup folder {shown}"))?;
+    check_ancestors(root)?;
+    let fd = open_dir_path(root).map_err(|e| format!("the backup folder {shown}: {e}"))?;
+    let st = rfs::fstat(&fd).map_err(|e| e.to_string())?;
+    check_trusted_dir(&st, &format!("the backup folder {shown}"))?;
+    Ok(fd)
+}
+
+/// Make `name` below `parent` (0700) unless it exists, then open it without
+/// following a link and check it is ours and private.
+fn private_subdir(parent: &OwnedFd, name: &str, must_be_new: bool) -> Result<OwnedFd, String> {
+    match rfs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+        Ok(()) => {}
+        Err(e) if e == rustix::io::Errno::EXIST && !must_be_new => {}
+        Err(e) if e == rustix::io::Errno::EXIST => {
+            return Err(format!(
+                "backup run `{name}` already exists; refusing to overwrite it"
+            ))
+        }
+        Err(e) => return Err(format!("cannot create backup folder `{name}`: {e}")),
+    }
+    let fd = open_dir_at(parent, name).map_err(|e| format!("backup folder `{name}`: {e}"))?;
+    let st = rfs::fstat(&fd).map_err(|e| e.to_string())?;
+    check_trusted_dir(&st, &format!("backup folder `{name}`"))?;
+    Ok(fd)
+}
+
+/// A run folder under the backup root, created 0700 when the run starts.
 pub struct Run {
     pub id: String,
     pub dir: PathBuf,
+    fd: OwnedFd,
     pub manifest: Manifest,
 }
 
 impl Run {
     pub fn new(root: &Path, id: String) -> Result<Run, String> {
-        let dir = root.join(&id);
-        if dir.exists() {
-            return Err(format!(
-                "backup run `{}` already exists; refusing to overwrite it",
-                dir.display()
-            ));
+        if !valid_run_id(&id) {
+            return Err(format!("`{id}` is not a run id"));
         }
+        let root_fd = open_backup_root(root, true)?;
+        let fd = private_subdir(&root_fd, &id, true)?;
         Ok(Run {
             manifest: Manifest {
                 run_id: id.clone(),
@@ -96,123 +587,73 @@ impl Run {
                 created: utc(SystemTime::now()).0,
                 files: Vec::new(),
             },
+            dir: root.join(&id),
             id,
-            dir,
+            fd,
         })
     }
 
-    fn save_manifest(&self) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(&self.manifest).map_err(std::io::Error::other)?;
-        write_atomic(&self.dir.join("manifest.json"), text.as_bytes(), 0o600)
+    fn save_manifest(&self) -> io::Result<()> {
+        let text = serde_json::to_string_pretty(&self.manifest).map_err(io::Error::other)?;
+        write_at(&self.fd, "manifest.json", text.as_bytes(), None, false)
     }
-}
 
-/// Write `bytes` to `path` atomically with permissions `mode`.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    write_atomic_at(path, bytes, mode, false)
-}
-
-/// Crash-test hook: `CONVO_DOCTOR_CRASH_AT=<point>` aborts the process at
-/// that point of a repair (`after-backup`, `before-rename`, `after-rename`),
-/// as a kill would, so tests can prove an interrupted repair leaves either
-/// the old file or the new one, and that `undo` still works.
-fn crash_point(point: &str) {
-    if std::env::var("CONVO_DOCTOR_CRASH_AT").is_ok_and(|p| p == point) {
-        std::process::abort();
-    }
-}
-
-fn write_atomic_at(path: &Path, bytes: &[u8], mode: u32, hooks: bool) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".convo-doctor-{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.set_permissions(fs::Permissions::from_mode(mode))?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        if hooks {
-            crash_point("before-rename");
+    /// Write a backup copy at `rel` (below the run folder), making private
+    /// folders on the way.
+    fn backup(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
+        let parts = components(rel)?;
+        let (name, dirs) = parts.split_last().expect("one component");
+        let mut dir =
+            rfs::openat(&self.fd, ".", DIR_FLAGS, Mode::empty()).map_err(|e| e.to_string())?;
+        for d in dirs {
+            dir = private_subdir(&dir, d, false)?;
         }
-        fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        write_at(&dir, name, bytes, None, false).map_err(|e| e.to_string())
     }
-    result
 }
 
-/// Hold the SDK's event-log lock for as long as this value lives.
-pub struct EventLock {
-    _file: Option<File>,
-}
-
-/// Take `events/.eventlog.lock` the way the SDK's writers do (flock,
-/// exclusive), without waiting: a held lock means a live writer.
-pub fn lock_events(conv: &Path) -> Result<EventLock, String> {
-    let events = conv.join("events");
-    if !events.is_dir() {
-        return Ok(EventLock { _file: None });
-    }
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(events.join(".eventlog.lock"))
-        .map_err(|e| format!("cannot open events/.eventlog.lock: {e}"))?;
-    match f.try_lock() {
-        Ok(()) => Ok(EventLock { _file: Some(f) }),
-        Err(fs::TryLockError::WouldBlock) => Err(
-            "another process holds events/.eventlog.lock (a live SDK writer); try again when it is idle".into(),
-        ),
-        Err(fs::TryLockError::Error(e)) => Err(format!("cannot lock events/.eventlog.lock: {e}")),
-    }
-}
+// ---------------------------------------------------------------------------
+// Applying and undoing.
 
 /// Apply a verified plan. On any failure before the first rename, nothing
 /// has changed; after it, the manifest already lists every file so `undo`
 /// can restore them.
 pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, String> {
-    let _lock = lock_events(&plan.dir)?;
-    // Under the lock, the lease and the files must be what was planned.
-    if crate::checks::live_lease::is_live(&plan.dir) {
+    let abs =
+        std::fs::canonicalize(&plan.dir).map_err(|e| format!("{}: {e}", plan.dir.display()))?;
+    let conv = open_dir_path(&abs).map_err(|e| format!("{}: {e}", abs.display()))?;
+    let cst = rfs::fstat(&conv).map_err(|e| e.to_string())?;
+    let _locks = lock_conversation(&conv)?;
+    // Under the locks, the lease and the files must be what was planned.
+    if crate::checks::live_lease::is_live(&abs) {
         return Err(
             "owner_lease.json became live: a server took the conversation; nothing was changed"
                 .into(),
         );
     }
-    let abs = fs::canonicalize(&plan.dir).map_err(|e| format!("{}: {e}", plan.dir.display()))?;
     let mut staged = Vec::new();
     for e in &plan.edits {
-        let path = plan.dir.join(&e.rel);
-        let now = fs::read(&path).map_err(|err| format!("{}: {err}", e.rel))?;
+        let (dir, name) = open_parent(&conv, &e.rel).map_err(|err| format!("{}: {err}", e.rel))?;
+        let (now, st) = read_at(&dir, &name).map_err(|err| format!("{}: {err}", e.rel))?;
         if now != e.before {
             return Err(format!(
                 "{} changed since it was read; nothing was changed",
                 e.rel
             ));
         }
-        let mode = fs::metadata(&path)
-            .map(|m| m.permissions().mode() & 0o7777)
-            .unwrap_or(0o644);
-        staged.push((e, path, mode));
+        let owner = Owner::of(&st);
+        if euid() != 0 && owner.uid != euid() {
+            return Err(format!(
+                "{} is owned by uid {}: only root can rewrite it and keep its owner; nothing was changed",
+                e.rel, owner.uid
+            ));
+        }
+        staged.push((e, dir, name, owner));
     }
     // Backups and manifest first.
-    fs::create_dir_all(&run.dir)
-        .map_err(|e| format!("cannot create {}: {e}", run.dir.display()))?;
-    for (e, _, mode) in &staged {
+    for (e, _, _, owner) in &staged {
         let backup = format!("{ordinal:04}/{}", e.rel);
-        let bpath = run.dir.join(&backup);
-        if let Some(p) = bpath.parent() {
-            fs::create_dir_all(p).map_err(|err| format!("cannot create {}: {err}", p.display()))?;
-        }
-        write_atomic(&bpath, &e.before, 0o600)
+        run.backup(&backup, &e.before)
             .map_err(|err| format!("backup of {}: {err}", e.rel))?;
         run.manifest.files.push(ManifestEntry {
             conversation: abs.clone(),
@@ -222,24 +663,38 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             sha256_after: sha256(&e.after),
             checks: e.checks.iter().map(|c| c.to_string()).collect(),
             time: utc(SystemTime::now()).0,
-            mode: *mode,
+            mode: owner.mode,
+            uid: Some(owner.uid),
+            gid: Some(owner.gid),
+            conversation_dev: Some(cst.st_dev),
+            conversation_ino: Some(cst.st_ino),
         });
     }
     run.save_manifest()
         .map_err(|e| format!("cannot write the backup manifest: {e}"))?;
     crash_point("after-backup");
     let mut done = Vec::new();
-    for (e, path, mode) in &staged {
-        write_atomic_at(path, &e.after, *mode, true)
+    for (e, dir, name, owner) in &staged {
+        write_at(dir, name, &e.after, Some(*owner), true)
             .map_err(|err| format!("writing {}: {err}", e.rel))?;
         crash_point("after-rename");
-        let back = fs::read(path).map_err(|err| format!("re-reading {}: {err}", e.rel))?;
+        let (back, st) =
+            read_at(dir, name).map_err(|err| format!("re-reading {}: {err}", e.rel))?;
         if back != e.after {
             return Err(format!(
                 "{} does not hold the planned bytes after writing",
                 e.rel
             ));
         }
+        if Owner::of(&st) != *owner {
+            return Err(format!(
+                "{} does not have its original owner and mode after writing",
+                e.rel
+            ));
+        }
+        let parts = components(&e.rel)?;
+        still_at(dir, &abs, &parts[..parts.len() - 1])
+            .map_err(|why| format!("{}: {why}", e.rel))?;
         done.push(e.rel.clone());
     }
     Ok(done)
@@ -253,81 +708,175 @@ pub enum Restored {
     Refused(String),
 }
 
-/// Load a run's manifest.
-pub fn load_run(root: &Path, run_id: &str) -> Result<(PathBuf, Manifest), String> {
-    if run_id.contains('/') || run_id.starts_with('.') || run_id.is_empty() {
+/// A run folder opened for `undo`.
+pub struct RunDir {
+    fd: OwnedFd,
+    pub path: PathBuf,
+}
+
+/// Load a run's manifest, trusting it only if the backup root and the run
+/// folder are the invoking user's, private and not links, and the manifest
+/// is the invoking user's and not writable by others.
+pub fn load_run(root: &Path, run_id: &str) -> Result<(RunDir, Manifest), String> {
+    if !valid_run_id(run_id) {
         return Err(format!("`{run_id}` is not a run id"));
     }
-    let dir = root.join(run_id);
-    let text = fs::read_to_string(dir.join("manifest.json"))
+    let root_fd = open_backup_root(root, false)?;
+    let fd = open_dir_at(&root_fd, run_id)
         .map_err(|e| format!("no backup run `{run_id}` under {}: {e}", root.display()))?;
-    let m: Manifest = serde_json::from_str(&text)
+    let st = rfs::fstat(&fd).map_err(|e| e.to_string())?;
+    check_trusted_dir(&st, &format!("the run folder `{run_id}`"))?;
+    let (bytes, st) = read_at(&fd, "manifest.json").map_err(|e| {
+        format!(
+            "no backup run `{run_id}` under {}: manifest.json: {e}",
+            root.display()
+        )
+    })?;
+    if st.st_uid != euid() || st.st_mode & 0o022 != 0 {
+        return Err(format!(
+            "the manifest of `{run_id}` is owned by uid {} with mode {:o}: refusing to trust it",
+            st.st_uid,
+            st.st_mode & 0o7777
+        ));
+    }
+    let m: Manifest = serde_json::from_slice(&bytes)
         .map_err(|e| format!("manifest of `{run_id}` is not valid: {e}"))?;
-    Ok((dir, m))
+    Ok((
+        RunDir {
+            fd,
+            path: root.join(run_id),
+        },
+        m,
+    ))
 }
 
 /// Restore every file of a run whose bytes are still what the repair wrote.
-pub fn undo(run_dir: &Path, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)> {
-    let mut out = Vec::new();
-    for e in &manifest.files {
-        let r = restore_one(run_dir, e);
-        out.push((e.clone(), r));
-    }
-    out
+pub fn undo(run: &RunDir, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)> {
+    manifest
+        .files
+        .iter()
+        .map(|e| (e.clone(), restore_one(run, e)))
+        .collect()
 }
 
-fn restore_one(run_dir: &Path, e: &ManifestEntry) -> Restored {
-    if e.file.split('/').any(|p| p == ".." || p.is_empty()) {
-        return Restored::Refused("the manifest names a path outside the conversation".into());
+/// A file a repair may have written: `base_state.json`, `meta.json`, or an
+/// event file named by the SDK's rule directly in `events/`.
+fn repairable_file(rel: &str) -> bool {
+    match rel.split_once('/') {
+        None => rel == "meta.json" || rel == "base_state.json",
+        Some(("events", name)) => {
+            !name.contains('/') && crate::store::event::parse_event_name(name, true).is_some()
+        }
+        _ => false,
     }
-    let lock = match lock_events(&e.conversation) {
-        Ok(l) => l,
-        Err(why) => return Restored::Refused(why),
-    };
-    if crate::checks::live_lease::is_live(&e.conversation) {
-        return Restored::Refused(
-            "a server holds the conversation (owner_lease.json is live)".into(),
+}
+
+/// Read a backup copy: every folder on the way and the file must be the
+/// invoking user's and private.
+fn read_backup(run: &RunDir, rel: &str) -> Result<Vec<u8>, String> {
+    let parts = components(rel)?;
+    let (name, dirs) = parts.split_last().expect("one component");
+    let mut dir = rfs::openat(&run.fd, ".", DIR_FLAGS, Mode::empty()).map_err(|e| e.to_string())?;
+    for d in dirs {
+        dir = open_dir_at(&dir, d).map_err(|e| e.to_string())?;
+        let st = rfs::fstat(&dir).map_err(|e| e.to_string())?;
+        check_trusted_dir(&st, &format!("backup folder `{d}`"))?;
+    }
+    let (bytes, st) = read_at(&dir, name).map_err(|e| e.to_string())?;
+    if st.st_uid != euid() || st.st_mode & 0o022 != 0 {
+        return Err("the backup copy is not yours alone".into());
+    }
+    Ok(bytes)
+}
+
+fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
+    let refuse = |why: String| Restored::Refused(why);
+    if components(&e.file).is_err() || !repairable_file(&e.file) {
+        return refuse("the manifest names a file a repair never writes".into());
+    }
+    if !e.conversation.is_absolute()
+        || std::fs::canonicalize(&e.conversation).ok().as_deref() != Some(e.conversation.as_path())
+    {
+        return refuse(
+            "the conversation folder is no longer at the path recorded (a link or a moved folder on the way)".into(),
         );
     }
-    let path = e.conversation.join(&e.file);
-    let now = match fs::read(&path) {
-        Ok(b) => b,
-        Err(err) => return Restored::Refused(format!("cannot read it: {err}")),
+    let conv = match open_dir_path(&e.conversation) {
+        Ok(fd) => fd,
+        Err(err) => return refuse(format!("cannot open the conversation folder: {err}")),
+    };
+    if let (Some(dev), Some(ino)) = (e.conversation_dev, e.conversation_ino) {
+        match rfs::fstat(&conv) {
+            Ok(st) if (st.st_dev, st.st_ino) == (dev, ino) => {}
+            _ => {
+                return refuse(
+                    "the folder at that path is not the one that was repaired (it was replaced)"
+                        .into(),
+                )
+            }
+        }
+    }
+    let _locks = match lock_conversation(&conv) {
+        Ok(l) => l,
+        Err(why) => return refuse(why),
+    };
+    if crate::checks::live_lease::is_live(&e.conversation) {
+        return refuse("a server holds the conversation (owner_lease.json is live)".into());
+    }
+    let (dir, name) = match open_parent(&conv, &e.file) {
+        Ok(x) => x,
+        Err(err) => return refuse(format!("cannot open its folder: {err}")),
+    };
+    let (now, st) = match read_at(&dir, &name) {
+        Ok(x) => x,
+        Err(err) => return refuse(format!("cannot read it: {err}")),
     };
     let now_sha = sha256(&now);
     if now_sha == e.sha256_before {
         return Restored::AlreadyOriginal;
     }
     if now_sha != e.sha256_after {
-        return Restored::Refused(
-            "it changed since the repair; restoring would lose those changes".into(),
-        );
+        return refuse("it changed since the repair; restoring would lose those changes".into());
     }
-    let backup = match fs::read(run_dir.join(&e.backup)) {
+    let backup = match read_backup(run, &e.backup) {
         Ok(b) if sha256(&b) == e.sha256_before => b,
-        Ok(_) => return Restored::Refused("the backup copy does not match its checksum".into()),
-        Err(err) => return Restored::Refused(format!("cannot read the backup: {err}")),
+        Ok(_) => return refuse("the backup copy does not match its checksum".into()),
+        Err(err) => return refuse(format!("cannot read the backup: {err}")),
     };
-    if let Err(err) = write_atomic(&path, &backup, e.mode) {
-        return Restored::Refused(format!("cannot write it: {err}"));
+    let owner = Owner {
+        uid: e.uid.unwrap_or(st.st_uid),
+        gid: e.gid.unwrap_or(st.st_gid),
+        mode: e.mode & 0o7777,
+    };
+    if let Err(err) = write_at(&dir, &name, &backup, Some(owner), false) {
+        return refuse(format!("cannot write it: {err}"));
     }
-    drop(lock);
-    match fs::read(&path) {
-        Ok(b) if sha256(&b) == e.sha256_before => Restored::Restored,
-        _ => Restored::Refused("it does not hold the original bytes after restoring".into()),
+    match read_at(&dir, &name) {
+        Ok((b, st)) if sha256(&b) == e.sha256_before && Owner::of(&st) == owner => {}
+        _ => return refuse("it does not hold the original bytes and owner after restoring".into()),
+    }
+    let parts: Vec<&str> = e.file.split('/').collect();
+    match still_at(&dir, &e.conversation, &parts[..parts.len() - 1]) {
+        Ok(()) => Restored::Restored,
+        Err(why) => refuse(why),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn atomic_write_keeps_mode_and_leaves_no_temp() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("f.json");
         fs::write(&p, b"old").unwrap();
-        write_atomic(&p, b"new", 0o640).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+        let dir = open_dir_path(d.path()).unwrap();
+        let (_, st) = read_at(&dir, "f.json").unwrap();
+        write_at(&dir, "f.json", b"new", Some(Owner::of(&st)), false).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"new");
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
@@ -340,10 +889,37 @@ mod tests {
     fn a_held_lock_refuses() {
         let d = tempfile::tempdir().unwrap();
         fs::create_dir(d.path().join("events")).unwrap();
-        let held = lock_events(d.path()).unwrap();
+        let conv = open_dir_path(d.path()).unwrap();
+        let held = lock_conversation(&conv).unwrap();
         // flock locks are per open file description: a second open conflicts
-        assert!(lock_events(d.path()).is_err());
+        assert!(lock_conversation(&conv).is_err());
         drop(held);
-        assert!(lock_events(d.path()).is_ok());
+        assert!(lock_conversation(&conv).is_ok());
+    }
+
+    #[test]
+    fn run_ids_are_one_plain_component() {
+        for bad in ["", "..", "../x", "a/b", ".hidden", "a\nb"] {
+            assert!(!valid_run_id(bad), "{bad:?}");
+        }
+        assert!(valid_run_id("20261130T112233Z-42"));
+    }
+
+    #[test]
+    fn only_files_a_repair_writes_can_be_restored() {
+        assert!(repairable_file("meta.json"));
+        assert!(repairable_file("base_state.json"));
+        assert!(repairable_file(
+            "events/event-00001-0f8b0186-d86c-5dbb-8239-dd60a36a9ec5.json"
+        ));
+        for bad in [
+            "../../etc/passwd",
+            "events/../meta.json",
+            "owner_lease.json",
+            "x/meta.json",
+            "events/x.json",
+        ] {
+            assert!(!repairable_file(bad) || components(bad).is_err(), "{bad}");
+        }
     }
 }

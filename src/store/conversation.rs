@@ -90,12 +90,25 @@ pub struct Conversation {
 }
 
 /// Whether another process holds the SDK's event-log lock right now. Opens
-/// the lock file read-only (never creates it) and tries a shared flock,
-/// released at once: a writer appending an event holds it exclusively.
+/// the lock file read-only with `O_NOFOLLOW|O_NONBLOCK` (never creates it,
+/// never follows a link, never blocks on a FIFO), checks with `fstat` that
+/// it is a regular file, and tries a shared flock, released at once: a
+/// writer appending an event holds it exclusively.
 fn writer_active(dir: &Path) -> bool {
-    let Ok(f) = fs::File::open(dir.join("events").join(".eventlog.lock")) else {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let Ok(f) = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+        .open(dir.join("events").join(".eventlog.lock"))
+    else {
         return false;
     };
+    if !f
+        .metadata()
+        .is_ok_and(|m| m.file_type().is_file() && !m.file_type().is_fifo())
+    {
+        return false;
+    }
     match f.try_lock_shared() {
         Ok(()) => {
             let _ = f.unlock();
