@@ -92,6 +92,11 @@ pub struct RepairArgs {
     /// Exit 1 when a finding at or above this severity remains.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,
+
+    /// Show event content in diffs (by default an event's unchanged strings,
+    /// except ids, kinds, sources and timestamps, are shown as their length).
+    #[arg(long)]
+    pub show_content: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,9 +10,17 @@
 //!   (meta.json); values under `env` / `environment` / `headers` maps, and
 //!   under an LLM's `extra_headers` (persisted verbatim by the SDK);
 //! - any key the SDK's `is_secret_key` flags (AUTHORIZATION, COOKIE,
-//!   CREDENTIAL, KEY, PASSWORD, SECRET, SESSION, TOKEN, case-insensitive).
+//!   CREDENTIAL, KEY, PASSWORD, SECRET, SESSION, TOKEN, case-insensitive);
+//! - URL credentials (`https://user:PASS@host`, `redact_url_credentials_in_text`)
+//!   and token query values (`?access_token=`, `SENSITIVE_URL_PARAMS` or
+//!   `is_secret_key`, `redact_url_params`), learned from the state files and
+//!   matched in any text.
+//!
+//! One set of learned secrets serves the whole run (every conversation).
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::sync::{OnceLock, RwLock};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -144,83 +152,284 @@ pub fn placeholder(secret: &str) -> String {
     format!("[REDACTED:{}]", fingerprint(secret))
 }
 
-/// The redaction layer. It knows every secret value read from the
-/// conversations being reported on, and replaces each (raw or JSON-escaped)
-/// and every Fernet token with a placeholder, in any text.
+/// Query parameter names whose values the SDK always redacts in URLs
+/// (`SENSITIVE_URL_PARAMS` of `openhands/sdk/utils/redact.py`, compared
+/// lowercased), besides every name `is_secret_key` flags.
+pub const SENSITIVE_URL_PARAMS: &[&str] = &[
+    "tavilyapikey",
+    "apikey",
+    "api_key",
+    "token",
+    "access_token",
+    "secret",
+    "key",
+];
+
+/// Every secret learned during this run, from every conversation read: one
+/// set for the whole process, so a key learned in one conversation is
+/// redacted wherever it appears later. Indexed by the first 6 bytes (every
+/// learned value has at least 6), so redacting a text costs one hash lookup
+/// per byte however many secrets are known.
+#[derive(Default)]
+struct Known {
+    all: HashSet<String>,
+    /// first 6 bytes → the secrets starting with them, longest first.
+    by_prefix: HashMap<[u8; 6], Vec<String>>,
+}
+
+fn known() -> &'static RwLock<Known> {
+    static KNOWN: OnceLock<RwLock<Known>> = OnceLock::new();
+    KNOWN.get_or_init(Default::default)
+}
+
+fn prefix(b: &[u8]) -> [u8; 6] {
+    [b[0], b[1], b[2], b[3], b[4], b[5]]
+}
+
+/// The redaction layer: a handle on the run's one set of learned secrets.
+/// `redact` replaces every learned value (raw or JSON-escaped), every
+/// Fernet token, the credentials of any `http(s)://user:pass@` URL and the
+/// value of any token-like query parameter, in any text.
 #[derive(Debug, Default, Clone)]
 pub struct Redactor {
-    secrets: Vec<String>,
+    _run: (),
 }
 
 impl Redactor {
     /// Remember every secret-looking string in a JSON document: each value of
     /// a credential slot (what `plaintext-secret` inspects), each string under
-    /// a key the SDK's `is_secret_key` flags, and each Fernet token.
+    /// a key the SDK's `is_secret_key` flags, each Fernet token, and the
+    /// credentials and token parameters of every URL.
     pub fn learn(&mut self, v: &Value) {
+        let mut found = Vec::new();
         for (_, slot) in credential_slots(v) {
             if let Value::String(s) = slot {
-                self.remember(s);
+                found.push(s.clone());
             }
         }
-        self.learn_walk(v, None);
-        self.secrets
-            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        self.secrets.dedup();
+        learn_walk(v, None, &mut found);
+        remember(found);
     }
 
-    /// Remember one secret, raw and as JSON spells it inside a string.
-    /// Values shorter than 6 characters are not remembered (replacing every
-    /// `true` or `abc` in a report would garble it, and protects little).
-    fn remember(&mut self, s: &str) {
+    /// Text with every known secret, every Fernet token and every URL
+    /// credential or token parameter replaced.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        redact_text(text)
+    }
+}
+
+/// Remember secrets, raw and as JSON spells them inside a string. Values
+/// shorter than 6 characters are not remembered (replacing every `true` or
+/// `abc` in a report would garble it, and protects little).
+fn remember(found: Vec<String>) {
+    let mut forms = Vec::new();
+    for s in found {
         if s.len() < 6 || s == SDK_REDACTED {
-            return;
+            continue;
         }
-        self.secrets.push(s.to_string());
-        if let Ok(esc) = serde_json::to_string(s) {
+        if let Ok(esc) = serde_json::to_string(&s) {
             let inner = &esc[1..esc.len() - 1];
             if inner != s {
-                self.secrets.push(inner.to_string());
+                forms.push(inner.to_string());
             }
         }
+        forms.push(s);
     }
+    if forms.is_empty() {
+        return;
+    }
+    {
+        let k = known().read().unwrap_or_else(|e| e.into_inner());
+        forms.retain(|f| !k.all.contains(f));
+    }
+    if forms.is_empty() {
+        return;
+    }
+    let mut k = known().write().unwrap_or_else(|e| e.into_inner());
+    for f in forms {
+        if k.all.insert(f.clone()) {
+            let list = k.by_prefix.entry(prefix(f.as_bytes())).or_default();
+            list.push(f);
+            list.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        }
+    }
+}
 
-    fn learn_walk(&mut self, v: &Value, key: Option<&str>) {
-        match v {
-            Value::String(s) => {
-                let by_key = key.is_some_and(|k| {
-                    k != "key"
-                        && k != "kind"
-                        && (is_secret_key(k) || CREDENTIAL_FIELDS.contains(&k))
-                });
-                if by_key || is_fernet(s) {
-                    self.remember(s);
-                }
+fn learn_walk(v: &Value, key: Option<&str>, found: &mut Vec<String>) {
+    match v {
+        Value::String(s) => {
+            let by_key = key.is_some_and(|k| {
+                k != "key" && k != "kind" && (is_secret_key(k) || CREDENTIAL_FIELDS.contains(&k))
+            });
+            if by_key || is_fernet(s) {
+                found.push(s.clone());
             }
-            Value::Array(a) => a.iter().for_each(|x| self.learn_walk(x, key)),
-            Value::Object(m) => {
-                for (k, x) in m {
-                    let under_all = key.is_some_and(|p| REDACT_ALL_KEYS.contains(&p));
-                    let eff = if under_all { "secret" } else { k.as_str() };
-                    self.learn_walk(x, Some(eff));
-                }
+            if s.contains("://") || s.contains('=') {
+                url_secrets(s, |r| found.push(s[r].to_string()));
             }
-            _ => {}
         }
+        Value::Array(a) => a.iter().for_each(|x| learn_walk(x, key, found)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                let under_all = key.is_some_and(|p| REDACT_ALL_KEYS.contains(&p));
+                let eff = if under_all { "secret" } else { k.as_str() };
+                learn_walk(x, Some(eff), found);
+            }
+        }
+        _ => {}
     }
+}
 
-    /// Text with every known secret and every Fernet token replaced.
-    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = Cow::Owned(out.replace(s.as_str(), &placeholder(s)));
+/// Whether a URL query parameter's value is a secret (the SDK's
+/// `redact_url_params` rule).
+pub fn is_secret_param(name: &str) -> bool {
+    SENSITIVE_URL_PARAMS.contains(&name.to_ascii_lowercase().as_str()) || is_secret_key(name)
+}
+
+/// Call `each` with the byte range of every secret in URLs of `text`:
+/// - the userinfo of `http://` / `https://` URLs (the SDK's
+///   `_EMBEDDED_URL_CREDENTIALS_RE`, `(https?://)[^/@\s]+@`, case-insensitive);
+/// - the value of each `?name=` / `&name=` query parameter whose name
+///   [`is_secret_param`] flags (up to `&`, `#`, a quote, a bracket,
+///   a backslash or white space).
+fn url_secrets(text: &str, mut each: impl FnMut(std::ops::Range<usize>)) {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        let scheme = if rest.len() >= 8 && rest[..8].eq_ignore_ascii_case(b"https://") {
+            8
+        } else if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"http://") {
+            7
+        } else {
+            0
+        };
+        if scheme > 0 {
+            let start = i + scheme;
+            let mut k = start;
+            while k < b.len() && !matches!(b[k], b'/' | b'@') && !is_space(text, k) {
+                k += 1;
+            }
+            if k < b.len() && b[k] == b'@' && k > start {
+                each(start..k);
+                i = k + 1;
+                continue;
+            }
+            i = start;
+            continue;
+        }
+        if matches!(b[i], b'?' | b'&') {
+            let ns = i + 1;
+            let mut k = ns;
+            while k < b.len()
+                && (b[k].is_ascii_alphanumeric() || matches!(b[k], b'_' | b'-' | b'.'))
+            {
+                k += 1;
+            }
+            if k > ns && k < b.len() && b[k] == b'=' && is_secret_param(&text[ns..k]) {
+                let vs = k + 1;
+                let mut e = vs;
+                while e < b.len()
+                    && !matches!(
+                        b[e],
+                        b'&' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'\\' | b')' | b']' | b'`'
+                    )
+                    && !is_space(text, e)
+                {
+                    e += 1;
+                }
+                if e > vs {
+                    each(vs..e);
+                }
+                i = e.max(k + 1);
+                continue;
             }
         }
-        if out.contains(FERNET_PREFIX) {
-            out = Cow::Owned(redact_fernet(&out));
-        }
-        out
+        i += 1;
     }
+}
+
+fn is_space(text: &str, at: usize) -> bool {
+    let c = text.as_bytes()[at];
+    if c.is_ascii() {
+        return c.is_ascii_whitespace();
+    }
+    text.is_char_boundary(at) && text[at..].chars().next().is_some_and(char::is_whitespace)
+}
+
+/// Replace the URL secrets of `text` (see [`url_secrets`]).
+fn redact_urls(text: &str) -> Cow<'_, str> {
+    let mut ranges = Vec::new();
+    url_secrets(text, |r| ranges.push(r));
+    if ranges.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for r in ranges {
+        // ranges end on ASCII delimiters or the end, and start after ASCII
+        if !(text.is_char_boundary(r.start) && text.is_char_boundary(r.end)) {
+            continue;
+        }
+        out.push_str(&text[last..r.start]);
+        out.push_str(&placeholder(&text[r.clone()]));
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+/// Replace every learned secret in `text` (one hash lookup per byte).
+fn redact_known(text: &str) -> Cow<'_, str> {
+    let k = known().read().unwrap_or_else(|e| e.into_inner());
+    if k.all.is_empty() || text.len() < 6 {
+        return Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let (mut i, mut last) = (0, 0);
+    while i + 6 <= b.len() {
+        if let Some(list) = k.by_prefix.get(&prefix(&b[i..])) {
+            if let Some(hit) = list.iter().find(|s| b[i..].starts_with(s.as_bytes())) {
+                // a learned value is valid UTF-8 and starts with a lead
+                // byte, so `i` and `i + len` are character boundaries
+                let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                o.push_str(&text[last..i]);
+                o.push_str(&placeholder(hit));
+                i += hit.len();
+                last = i;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(&text[last..]);
+            Cow::Owned(o)
+        }
+    }
+}
+
+/// The whole redaction, for any text: URL credentials and token parameters,
+/// every secret learned so far in this run, every Fernet token.
+pub fn redact_text(text: &str) -> Cow<'_, str> {
+    let a = redact_urls(text);
+    let b = match redact_known(&a) {
+        Cow::Borrowed(_) => a,
+        Cow::Owned(o) => Cow::Owned(o),
+    };
+    if b.contains(FERNET_PREFIX) {
+        Cow::Owned(redact_fernet(&b))
+    } else {
+        b
+    }
+}
+
+/// [`redact_text`] as an owned string.
+pub fn redact_all(text: &str) -> String {
+    redact_text(text).into_owned()
 }
 
 /// Replace every `gAAAAA…` token (url-safe base64 run) in free text.

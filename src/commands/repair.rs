@@ -106,6 +106,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
                 args.dry_run,
                 applied.as_ref(),
                 color,
+                args.show_content,
             ) {
                 return broken_pipe_or_error(e);
             }
@@ -137,7 +138,9 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             ExitStatus::Success
         };
     }
-    if remaining_bad || failed > 0 {
+    // a refused repair (live lease, held lock, failed proof) leaves work
+    // undone even when only info findings remain: docs/repair.md says 1
+    if remaining_bad || failed > 0 || refused {
         ExitStatus::Findings
     } else {
         ExitStatus::Success

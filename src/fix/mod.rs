@@ -208,6 +208,7 @@ fn diagnose_with(
 /// Plan the repair of one conversation. Writes nothing.
 pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let version = opts.version();
+    let stamp_before = crate::store::conversation::stamp(dir);
     let conv = Conversation::load(dir, version.wide_index());
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, version);
@@ -261,7 +262,21 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     }
     plan.edits = edits.edits;
     if !plan.edits.is_empty() {
+        persist::pause_point("before-proof");
         verify_in_memory(&mut plan, version);
+        // The proof read the folder again: if it saw a writer, or the folder
+        // is no longer what the plan was made from, the proof is about a
+        // moment that never existed as a whole.
+        let moved = crate::store::conversation::stamp(dir) != stamp_before;
+        let flagged = plan
+            .after
+            .as_ref()
+            .is_some_and(|a| a.findings.iter().any(|f| f.check == "changed-during-read"));
+        if moved || flagged {
+            plan.refused = Some(
+                "the conversation changed while the repair was being proven (a writer is active); nothing was changed; run again when it is idle".into(),
+            );
+        }
     }
     plan.left.extend(unfixed(&plan));
     plan

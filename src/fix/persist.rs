@@ -243,9 +243,29 @@ impl Owner {
 /// `before-rename`, `after-rename`), as a kill would, so tests can prove an
 /// interrupted repair leaves either the old file or the new one, and that
 /// `undo` still works.
+///
+/// `CONVO_DOCTOR_PAUSE_AT=<point>` with `CONVO_DOCTOR_PAUSE_FILE=<f>` (debug
+/// builds only) instead writes `<f>.ready` at that point (also
+/// `after-create`, right after a temp file is created) and waits (up to a
+/// minute) until `<f>` exists, so a test can act between two steps.
+pub(crate) fn pause_point(point: &str) {
+    crash_point(point)
+}
+
 fn crash_point(point: &str) {
     if test_hook("CONVO_DOCTOR_CRASH_AT").is_some_and(|p| p == point) {
         std::process::abort();
+    }
+    if test_hook("CONVO_DOCTOR_PAUSE_AT").is_some_and(|p| p == point) {
+        if let Some(f) = test_hook("CONVO_DOCTOR_PAUSE_FILE") {
+            let _ = std::fs::write(format!("{f}.ready"), point);
+            for _ in 0..6000 {
+                if Path::new(&f).exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
     }
 }
 
@@ -271,6 +291,9 @@ fn write_at(
     )
     .map_err(errno)?;
     let result = (|| {
+        if hooks {
+            crash_point("after-create");
+        }
         let mut f = File::from(fd);
         f.write_all(bytes)?;
         if let Some(o) = owner {
@@ -839,7 +862,14 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
         return refuse("it changed since the repair; restoring would lose those changes".into());
     }
     let backup = match read_backup(run, &e.backup) {
-        Ok(b) if sha256(&b) == e.sha256_before => b,
+        Ok(b) if sha256(&b) == e.sha256_before => {
+            // what undo prints passes through the run's redactor: teach it
+            // the secrets of the file being restored
+            if let Ok(v) = serde_json::from_slice(&b) {
+                crate::secrets::Redactor::default().learn(&v);
+            }
+            b
+        }
         Ok(_) => return refuse("the backup copy does not match its checksum".into()),
         Err(err) => return refuse(format!("cannot read the backup: {err}")),
     };

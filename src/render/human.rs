@@ -8,7 +8,7 @@ use owo_colors::OwoColorize;
 use super::{sanitize, Renderer, Summary};
 use crate::checks::{plural, Severity};
 use crate::report::ConversationReport;
-use crate::secrets::redact_fernet;
+use crate::secrets::redact_all;
 
 /// An untrusted string for the terminal: secrets redacted first (a secret
 /// holding a control character must still match), then escaped.
@@ -180,7 +180,7 @@ impl Renderer for Human {
             );
         }
         for note in &s.notes {
-            let _ = writeln!(t, "note: {}", sanitize(&redact_fernet(note)));
+            let _ = writeln!(t, "note: {}", sanitize(&redact_all(note)));
         }
         // Only a batch gets its timing (one conversation's output stays
         // reproducible byte for byte).
@@ -200,7 +200,9 @@ impl Renderer for Human {
                 ))
             );
         }
-        w.write_all(t.as_bytes())?;
+        // the summary names conversations and quotes notes: it passes
+        // through the run's redactor like every other output
+        w.write_all(redact_all(&t).as_bytes())?;
         w.flush()
     }
 }

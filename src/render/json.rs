@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::{Renderer, Summary};
 use crate::report::ConversationReport;
-use crate::secrets::redact_fernet;
+use crate::secrets::redact_all;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -78,7 +78,7 @@ impl Renderer for Json {
     }
 
     fn finish(&mut self, w: &mut dyn Write, s: &Summary) -> io::Result<()> {
-        let summary = json_safe(&redact_fernet(&to_json(s)?)).into_owned();
+        let summary = json_safe(&redact_all(&to_json(s)?)).into_owned();
         if self.lines {
             writeln!(w, "{{\"summary\":{summary}}}")?;
         } else {

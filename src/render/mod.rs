@@ -178,12 +178,12 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
 
 /// stderr messages (errors, notes, hints): never on stdout.
 pub fn error(msg: &str) {
-    let msg = sanitize(&crate::secrets::redact_fernet(msg));
+    let msg = sanitize(&crate::secrets::redact_all(msg));
     let _ = writeln!(io::stderr(), "convo-doctor: error: {msg}");
 }
 
 pub fn note(msg: &str) {
-    let msg = sanitize(&crate::secrets::redact_fernet(msg));
+    let msg = sanitize(&crate::secrets::redact_all(msg));
     let _ = writeln!(io::stderr(), "convo-doctor: {msg}");
 }
 

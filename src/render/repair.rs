@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
+use serde_json::Value;
 use similar::TextDiff;
 
 use super::sanitize;
@@ -20,11 +21,67 @@ fn display_text(bytes: &[u8]) -> String {
     }
 }
 
-/// A unified diff of one edit with `a/` and `b/` headers.
-pub fn diff(edit: &Edit, shown_path: &str, color: bool) -> String {
-    let old = display_text(&edit.before);
-    let new = display_text(&edit.after);
+/// Keys of an event whose strings a diff shows as they are: what
+/// convo-doctor itself reads (ids, kinds, links, times), never content.
+const SHOWN_KEYS: &[&str] = &[
+    "id",
+    "kind",
+    "source",
+    "parent_id",
+    "timestamp",
+    "tool_call_id",
+    "action_id",
+    "key",
+];
+
+/// An event's value with every string that is unchanged between `v` and
+/// `other` (and not under a [`SHOWN_KEYS`] key) replaced by its length, so a
+/// diff's context never prints event content; changed values stay.
+fn mask(v: &Value, other: Option<&Value>, key: Option<&str>) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), mask(x, other.and_then(|o| o.get(k)), Some(k))))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .enumerate()
+                .map(|(i, x)| mask(x, other.and_then(|o| o.get(i)), key))
+                .collect(),
+        ),
+        Value::String(_) if key.is_some_and(|k| SHOWN_KEYS.contains(&k)) => v.clone(),
+        Value::String(_) if other != Some(v) => v.clone(),
+        Value::String(s) => Value::String(format!("<{} characters hidden>", s.chars().count())),
+        _ => v.clone(),
+    }
+}
+
+/// The before/after texts of an edit as a diff shows them.
+fn shown_texts(edit: &Edit, show_content: bool) -> (String, String) {
+    if !show_content && edit.rel.starts_with("events/") {
+        if let (Ok(b), Ok(a)) = (
+            serde_json::from_slice::<Value>(&edit.before),
+            serde_json::from_slice::<Value>(&edit.after),
+        ) {
+            let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+            return (
+                pretty(&mask(&b, Some(&a), None)),
+                pretty(&mask(&a, Some(&b), None)),
+            );
+        }
+        let hidden = |b: &[u8]| format!("<{} bytes of event content hidden>\n", b.len());
+        return (hidden(&edit.before), hidden(&edit.after));
+    }
+    (display_text(&edit.before), display_text(&edit.after))
+}
+
+/// A unified diff of one edit with `a/` and `b/` headers. The path is
+/// escaped first, so a newline in a folder name cannot forge a line.
+pub fn diff(edit: &Edit, shown_path: &str, color: bool, show_content: bool) -> String {
+    let (old, new) = shown_texts(edit, show_content);
     let d = TextDiff::from_lines(&old, &new);
+    let shown_path = sanitize(shown_path);
     let a = format!("a/{shown_path}");
     let b = format!("b/{shown_path}");
     let text = d
@@ -63,6 +120,7 @@ pub fn plan(
     dry_run: bool,
     applied: Option<&Result<Vec<String>, String>>,
     color: bool,
+    show_content: bool,
 ) -> io::Result<()> {
     let mut s = String::new();
     let changing = p.has_changes() && !matches!(applied, Some(Err(_)));
@@ -73,7 +131,7 @@ pub fn plan(
             } else {
                 format!("{prefix}/{}", e.rel)
             };
-            s.push_str(&diff(e, &shown, color));
+            s.push_str(&diff(e, &shown, color, show_content));
         }
     }
     let failed = matches!(applied, Some(Err(_)));
@@ -182,7 +240,7 @@ pub fn finish(
             if left == 1 { "" } else { "s" }
         );
     }
-    w.write_all(s.as_bytes())?;
+    w.write_all(crate::secrets::redact_all(&s).as_bytes())?;
     w.flush()
 }
 
@@ -196,7 +254,7 @@ pub fn undo(w: &mut dyn Write, results: &[(ManifestEntry, Restored)]) -> io::Res
             Restored::AlreadyOriginal => format!("unchanged {path} (already the original)"),
             Restored::Refused(why) => format!("refused   {path}: {why}"),
         };
-        let _ = writeln!(s, "{}", sanitize(&line));
+        let _ = writeln!(s, "{}", sanitize(&crate::secrets::redact_all(&line)));
     }
     w.write_all(s.as_bytes())?;
     w.flush()

@@ -121,7 +121,7 @@ fn writer_active(dir: &Path) -> bool {
 
 /// Modification time and size of the things a writer touches: the event
 /// directory (a new file), base_state.json and meta.json.
-fn stamp(dir: &Path) -> Vec<Option<(SystemTime, u64)>> {
+pub fn stamp(dir: &Path) -> Vec<Option<(SystemTime, u64)>> {
     ["events", "base_state.json", "meta.json"]
         .iter()
         .map(|n| {
@@ -188,7 +188,7 @@ impl Conversation {
     /// [`Conversation::load`], with some files' contents replaced by `overlay`.
     pub fn load_with(dir: &Path, wide_index: bool, overlay: &Overlay) -> Conversation {
         let before = stamp(dir);
-        let busy_before = overlay.is_empty() && writer_active(dir);
+        let busy_before = writer_active(dir);
         let folder = dir
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
@@ -215,10 +215,8 @@ impl Conversation {
                     m.is_file() && (m.len() != f.size || m.modified().ok() != f.mtime)
                 })
         });
-        let changed_during_read = busy_before
-            || rewritten
-            || stamp(dir) != before
-            || (overlay.is_empty() && writer_active(dir));
+        let changed_during_read =
+            busy_before || rewritten || stamp(dir) != before || writer_active(dir);
         Conversation {
             dir: dir.to_path_buf(),
             folder,

@@ -230,6 +230,7 @@ struct RawEvent {
     error: Option<Value>,
     keys: u128,
     odd_keys: Vec<String>,
+    odd_seen: std::collections::HashSet<String>,
 }
 
 impl<'de> Deserialize<'de> for RawEvent {
@@ -249,7 +250,9 @@ impl<'de> Deserialize<'de> for RawEvent {
                     match crate::kinds::key_bit(&k) {
                         Some(bit) => r.keys |= 1u128 << bit,
                         None => {
-                            if !r.odd_keys.iter().any(|o| *o == k) {
+                            // linear: a set beside the list (an event with
+                            // 10^6 keys must not cost 10^12 comparisons)
+                            if r.odd_seen.insert(k.to_string()) {
                                 r.odd_keys.push(k.to_string());
                             }
                         }
