@@ -22,7 +22,8 @@ fn display_text(bytes: &[u8]) -> String {
 }
 
 /// Keys of an event whose strings a diff shows as they are: what
-/// convo-doctor itself reads (ids, kinds, links, times), never content.
+/// convo-doctor itself reads (ids, kinds, links, times) and the structural
+/// `role`/`type`/`tool_name`, never content.
 const SHOWN_KEYS: &[&str] = &[
     "id",
     "kind",
@@ -32,6 +33,9 @@ const SHOWN_KEYS: &[&str] = &[
     "tool_call_id",
     "action_id",
     "key",
+    "role",
+    "type",
+    "tool_name",
 ];
 
 /// An event's value with every string that is unchanged between `v` and
