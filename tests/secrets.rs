@@ -242,3 +242,187 @@ fn no_secret_reaches_any_output() {
         "the repair runs must print a diff for this test to mean anything"
     );
 }
+
+fn all_outputs(args_list: &[Vec<&str>]) -> String {
+    let mut all = String::new();
+    for a in args_list {
+        let (o, e) = run(a);
+        all.push_str(&o);
+        all.push_str(&e);
+    }
+    all
+}
+
+/// The SDK's own redaction hides URL credentials (`https://user:PASS@host`)
+/// and token query values (`?access_token=`, `?api_key=`, …): so does every
+/// output, divergence messages and diffs included.
+#[test]
+fn url_credentials_and_token_parameters_never_print() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conv = tmp.path().join("0123456789abcdef0123456789abcdef");
+    fs::create_dir_all(conv.join("events")).unwrap();
+    let u = unique();
+    let pass = format!("PASS-canary-{u}");
+    let tok = format!("TOK-canary-{u}");
+    let pass2 = format!("PASS2-canary-{u}");
+    let key2 = format!("KEY2-canary-{u}");
+    let llm = |url: String| json!({"model": "m", "base_url": url, "api_key": "**********"});
+    let base = json!({
+        "id": "01234567-89ab-cdef-0123-456789abcdef",
+        "agent": {"kind": "Agent", "llm": llm(format!("https://user:{pass}@llm.example/v1?access_token={tok}&x=1"))},
+    });
+    let meta = json!({
+        "id": "0123456789abcdef0123456789abcdef",
+        "agent": {"kind": "Agent", "llm": llm(format!("http://other:{pass2}@x.example/?API_KEY={key2}"))},
+        "workspace": {"working_dir": "/w"},
+    });
+    fs::write(conv.join("base_state.json"), base.to_string()).unwrap();
+    fs::write(conv.join("meta.json"), meta.to_string()).unwrap();
+    let c = conv.to_str().unwrap();
+    let b = tmp.path().join("b");
+    let all = all_outputs(&[
+        vec!["diagnose", "--fail-on", "never", c],
+        vec!["diagnose", "--format", "json", "--fail-on", "never", c],
+        vec!["repair", "--dry-run", c],
+        vec!["repair", "--dry-run", "--show-content", c],
+        vec!["repair", "--backup-dir", b.to_str().unwrap(), c],
+    ]);
+    assert!(all.contains("meta-divergence"), "{all}");
+    assert!(all.contains("[REDACTED:"), "{all}");
+    for secret in [&pass, &tok, &pass2, &key2] {
+        assert!(!all.contains(secret.as_str()), "{secret} leaked:\n{all}");
+    }
+    assert!(
+        all.contains("llm.example"),
+        "the host stays readable: {all}"
+    );
+}
+
+/// One redactor for the whole run: a key learned from one conversation is
+/// redacted in another one printed after it, in its findings, its path and
+/// the summary.
+#[test]
+fn a_key_learned_in_one_conversation_is_redacted_in_every_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = format!("sk-run-wide-{}", unique());
+    let a = tmp.path().join("a-conversation");
+    fs::create_dir_all(a.join("events")).unwrap();
+    fs::write(
+        a.join("base_state.json"),
+        json!({"id": "01234567-89ab-cdef-0123-456789abcdef",
+               "agent": {"kind": "Agent", "llm": {"model": "m", "api_key": key}}})
+        .to_string(),
+    )
+    .unwrap();
+    // b quotes the key where no slot marks it secret: a model name that
+    // diverges, and its own folder name
+    let b = tmp.path().join(format!("b-{key}"));
+    fs::create_dir_all(b.join("events")).unwrap();
+    fs::write(
+        b.join("base_state.json"),
+        json!({"id": "01234567-89ab-cdef-0123-456789abcdee",
+               "agent": {"kind": "Agent", "llm": {"model": "m"}}})
+        .to_string(),
+    )
+    .unwrap();
+    fs::write(
+        b.join("meta.json"),
+        json!({"id": "0123456789abcdef0123456789abcdee",
+               "agent": {"kind": "Agent", "llm": {"model": key}},
+               "workspace": {"working_dir": "/w"}})
+        .to_string(),
+    )
+    .unwrap();
+    let store = tmp.path().to_str().unwrap();
+    let all = all_outputs(&[
+        vec!["diagnose", "-j", "1", "--fail-on", "never", store],
+        vec![
+            "diagnose",
+            "-j",
+            "1",
+            "--format",
+            "jsonl",
+            "--fail-on",
+            "never",
+            store,
+        ],
+        vec!["repair", "--dry-run", store],
+    ]);
+    assert!(all.contains("meta-divergence"), "{all}");
+    assert!(
+        !all.contains(&key),
+        "the key learned in a leaked in b:\n{all}"
+    );
+}
+
+/// `undo` prints through the redactor too (it printed raw paths before).
+#[test]
+fn undo_output_is_redacted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/false-root");
+    let conv_src = fs::read_dir(&src).unwrap().next().unwrap().unwrap().path();
+    let token = format!("gAAAAABundo{}", unique());
+    let conv = tmp.path().join(format!("conv-{token}"));
+    fs::create_dir_all(conv.join("events")).unwrap();
+    fs::copy(
+        conv_src.join("base_state.json"),
+        conv.join("base_state.json"),
+    )
+    .unwrap();
+    for e in fs::read_dir(conv_src.join("events")).unwrap() {
+        let e = e.unwrap();
+        fs::copy(e.path(), conv.join("events").join(e.file_name())).unwrap();
+    }
+    let b = tmp.path().join("b");
+    let out = Command::new(BIN)
+        .args([
+            "repair",
+            "--backup-dir",
+            b.to_str().unwrap(),
+            conv.to_str().unwrap(),
+        ])
+        .env("CONVO_DOCTOR_RUN_ID", "undo-redact")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (o, e) = run(&["undo", "--backup-dir", b.to_str().unwrap(), "undo-redact"]);
+    assert!(o.contains("restored"), "{o}{e}");
+    assert!(!o.contains(&token) && !e.contains(&token), "{o}{e}");
+}
+
+/// Diff context lines never print event content unless `--show-content`.
+#[test]
+fn diff_context_masks_event_content_unless_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/false-root");
+    let store = tmp.path().join("store");
+    let conv_src = fs::read_dir(&src).unwrap().next().unwrap().unwrap().path();
+    let conv = store.join(conv_src.file_name().unwrap());
+    fs::create_dir_all(conv.join("events")).unwrap();
+    fs::copy(
+        conv_src.join("base_state.json"),
+        conv.join("base_state.json"),
+    )
+    .unwrap();
+    let canary = format!("CONTENT-canary-{}", unique());
+    for e in fs::read_dir(conv_src.join("events")).unwrap() {
+        let e = e.unwrap();
+        let mut text = fs::read_to_string(e.path()).unwrap();
+        if e.file_name().to_str().unwrap().starts_with("event-00008-") {
+            // content right after parent_id: inside the diff's context
+            text = text.replace(
+                r#""parent_id":"__root__","#,
+                &format!(r#""parent_id":"__root__","activated_skills":["{canary}"],"#),
+            );
+            text = text.replace(r#","activated_skills":[],"#, ",");
+        }
+        fs::write(conv.join("events").join(e.file_name()), text).unwrap();
+    }
+    let st = store.to_str().unwrap();
+    let (out, _) = run(&["repair", "--dry-run", st]);
+    assert!(out.contains("+  \"parent_id\""), "{out}");
+    assert!(!out.contains(&canary), "{out}");
+    assert!(out.contains("characters hidden>"), "{out}");
+    let (out, _) = run(&["repair", "--dry-run", "--show-content", st]);
+    assert!(out.contains(&canary), "{out}");
+}

@@ -839,6 +839,15 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
             }
         }
     }
+    // what undo prints passes through the run's redactor: teach it this
+    // conversation's secrets first
+    for state in ["base_state.json", "meta.json"] {
+        if let Ok((b, _)) = read_at(&conv, state) {
+            if let Ok(v) = serde_json::from_slice(&b) {
+                crate::secrets::Redactor::default().learn(&v);
+            }
+        }
+    }
     let _locks = match lock_conversation(&conv) {
         Ok(l) => l,
         Err(why) => return refuse(why),
