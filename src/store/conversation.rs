@@ -168,10 +168,13 @@ fn read_doc(path: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTim
             }
             let doc = match std::str::from_utf8(&bytes) {
                 Err(_) => Doc::Unreadable(Unreadable::NotUtf8),
-                Ok(text) => match serde_json::from_str::<Value>(text) {
-                    Ok(v @ Value::Object(_)) => Doc::Present(v),
-                    Ok(_) => Doc::Unreadable(Unreadable::NotObject),
-                    Err(e) => Doc::Unreadable(invalid(&e)),
+                // the SDK's parser rules (NaN, surrogates, huge integers)
+                Ok(text) => match super::event::sdk_json(text)
+                    .map(|t| serde_json::from_str::<Value>(&t).map_err(|e| invalid(&e)))
+                {
+                    Ok(Ok(v @ Value::Object(_))) => Doc::Present(v),
+                    Ok(Ok(_)) => Doc::Unreadable(Unreadable::NotObject),
+                    Ok(Err(e)) | Err(e) => Doc::Unreadable(e),
                 },
             };
             (doc, mtime)
