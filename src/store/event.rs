@@ -91,7 +91,8 @@ pub struct EventRecord {
     pub error: Option<String>,
     /// Every top-level key, as bits of [`crate::kinds::key_bit`]'s table.
     pub keys: u128,
-    /// Top-level keys outside that table (no release knows them).
+    /// Top-level keys outside that table (no release knows them): the first
+    /// [`MAX_ODD_KEYS`] distinct ones, in file order.
     pub odd_keys: Vec<String>,
 }
 
@@ -230,8 +231,10 @@ struct RawEvent {
     error: Option<Value>,
     keys: u128,
     odd_keys: Vec<String>,
-    odd_seen: std::collections::HashSet<String>,
 }
+
+/// How many distinct unknown keys of one event are kept (in file order).
+pub const MAX_ODD_KEYS: usize = 64;
 
 impl<'de> Deserialize<'de> for RawEvent {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -250,9 +253,13 @@ impl<'de> Deserialize<'de> for RawEvent {
                     match crate::kinds::key_bit(&k) {
                         Some(bit) => r.keys |= 1u128 << bit,
                         None => {
-                            // linear: a set beside the list (an event with
-                            // 10^6 keys must not cost 10^12 comparisons)
-                            if r.odd_seen.insert(k.to_string()) {
+                            // at most MAX_ODD_KEYS kept, so an event with
+                            // 10^6 keys costs at most 64 comparisons per key
+                            // and no allocation once the list is full (it
+                            // was quadratic: 10^5 keys took 12 s)
+                            if r.odd_keys.len() < MAX_ODD_KEYS
+                                && !r.odd_keys.iter().any(|o| *o == k)
+                            {
                                 r.odd_keys.push(k.to_string());
                             }
                         }
