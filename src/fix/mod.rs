@@ -127,7 +127,8 @@ impl Edits {
         let (original, current) = match self.edits.iter().find(|e| e.rel == rel) {
             Some(e) => (e.before.clone(), e.after.clone()),
             None => {
-                let b = std::fs::read(self.dir.join(rel))
+                // O_NOFOLLOW|O_NONBLOCK, regular files only, bounded
+                let (b, _) = crate::store::fsread::read_regular(&self.dir.join(rel))
                     .map_err(|e| format!("cannot read it again: {e}"))?;
                 (b.clone(), b)
             }

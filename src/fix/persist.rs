@@ -378,6 +378,7 @@ fn still_at(dir: &OwnedFd, root: &Path, rel_dir: &[&str]) -> Result<(), String> 
 // Locks.
 
 /// The locks held for as long as this value lives.
+#[derive(Debug)]
 pub struct Locks {
     _held: Vec<OwnedFd>,
 }
@@ -934,6 +935,33 @@ mod tests {
         assert!(lock_conversation(&conv).is_err());
         drop(held);
         assert!(lock_conversation(&conv).is_ok());
+    }
+
+    /// Issue 12, defect 3: with `events` a link, the lock is never created
+    /// (or taken) in the link's target; a link at the lock is refused.
+    #[test]
+    fn links_where_the_locks_belong_are_refused_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let conv = d.path().join("c");
+        let target = d.path().join("target");
+        fs::create_dir_all(&conv).unwrap();
+        fs::create_dir_all(&target).unwrap();
+        std::os::unix::fs::symlink(&target, conv.join("events")).unwrap();
+        let fd = open_dir_path(&conv).unwrap();
+        assert!(lock_conversation(&fd).is_err());
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 0);
+        fs::remove_file(conv.join("events")).unwrap();
+        fs::create_dir(conv.join("events")).unwrap();
+        std::os::unix::fs::symlink(target.join("made"), conv.join("events/.eventlog.lock"))
+            .unwrap();
+        assert!(lock_conversation(&fd)
+            .unwrap_err()
+            .contains("symbolic link"));
+        std::os::unix::fs::symlink(target.join("made2"), conv.join(".owner_lease.lock")).unwrap();
+        assert!(lock_conversation(&fd)
+            .unwrap_err()
+            .contains("symbolic link"));
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 0);
     }
 
     #[test]

@@ -31,21 +31,14 @@ pub fn file_kind(md: &Metadata) -> Option<&'static str> {
 }
 
 fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    let mut opts = fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // O_NONBLOCK | O_NOFOLLOW: if the entry was swapped for a FIFO or a
-        // link after we looked at it, opening must neither block nor follow.
-        const O_NONBLOCK: i32 = 0o4000;
-        #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
-        const O_NOFOLLOW: i32 = 0o400000;
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
-        const O_NOFOLLOW: i32 = 0o100000;
-        opts.custom_flags(O_NONBLOCK | O_NOFOLLOW);
-    }
-    opts.open(path)
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK | O_NOFOLLOW: if the entry was swapped for a FIFO or a
+    // link after we looked at it, opening must neither block nor follow.
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
 }
 
 /// Read a regular file (not through a link) into memory.
