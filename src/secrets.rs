@@ -175,6 +175,10 @@ struct Known {
     all: HashSet<String>,
     /// first 6 bytes → the secrets starting with them, longest first.
     by_prefix: HashMap<[u8; 6], Vec<String>>,
+    /// Which first two bytes start a secret (65,536 flags, empty until a
+    /// secret is learned): most positions of a text are ruled out without
+    /// hashing.
+    first2: Vec<bool>,
 }
 
 fn known() -> &'static RwLock<Known> {
@@ -247,6 +251,11 @@ fn remember(found: Vec<String>) {
     }
     let mut k = known().write().unwrap_or_else(|e| e.into_inner());
     for f in forms {
+        if k.first2.is_empty() {
+            k.first2 = vec![false; 1 << 16];
+        }
+        let b = f.as_bytes();
+        k.first2[(b[0] as usize) << 8 | b[1] as usize] = true;
         if k.all.insert(f.clone()) {
             let list = k.by_prefix.entry(prefix(f.as_bytes())).or_default();
             list.push(f);
@@ -389,6 +398,10 @@ fn redact_known(text: &str) -> Cow<'_, str> {
     let mut out: Option<String> = None;
     let (mut i, mut last) = (0, 0);
     while i + 6 <= b.len() {
+        if !k.first2[(b[i] as usize) << 8 | b[i + 1] as usize] {
+            i += 1;
+            continue;
+        }
         if let Some(list) = k.by_prefix.get(&prefix(&b[i..])) {
             if let Some(hit) = list.iter().find(|s| b[i..].starts_with(s.as_bytes())) {
                 // a learned value is valid UTF-8 and starts with a lead
@@ -492,6 +505,71 @@ mod tests {
         assert!(t.contains("[REDACTED:"));
         assert_eq!(placeholder("a"), placeholder("a"));
         assert_ne!(placeholder("a"), placeholder("b"));
+    }
+
+    /// The SDK's own examples (`redact.py` docstrings of 1.58.2), plus the
+    /// parameter names it lists.
+    #[test]
+    fn url_rules_are_the_sdks() {
+        let r = Redactor::default();
+        let t =
+            r.redact("fatal: unable to access 'https://oauth2:SECRET@github.com/o/r.git/': 403");
+        assert!(!t.contains("oauth2:SECRET"), "{t}");
+        assert!(
+            t.contains("https://[REDACTED:") && t.contains("]@github.com/o/r.git/"),
+            "{t}"
+        );
+        for same in [
+            "https://github.com/owner/repo.git",
+            "git@github.com:owner/repo.git",
+            "no credentials here",
+            "https://example.com/search?q=hello",
+            "mail me at a@b.example",
+        ] {
+            assert_eq!(r.redact(same), same);
+        }
+        let t = r.redact("https://example.com/search?q=hello&apikey=secret123");
+        assert!(
+            t.contains("?q=hello&apikey=[REDACTED:") && !t.contains("secret123"),
+            "{t}"
+        );
+        for name in [
+            "tavilyApiKey",
+            "APIKEY",
+            "api_key",
+            "token",
+            "Access_Token",
+            "secret",
+            "key",
+            "x-auth-token",
+            "password",
+        ] {
+            let t = r
+                .redact(&format!("http://h/p?{name}=v4lue-x&b=2"))
+                .into_owned();
+            assert!(!t.contains("v4lue-x") && t.contains("&b=2"), "{name}: {t}");
+        }
+        assert_eq!(r.redact("http://h/p?author=ann"), "http://h/p?author=ann");
+        // HTTP in capitals, credentials inside a JSON string
+        let t = r.redact(r#"{"base_url":"HTTPS://u:p4ss@h/v1"}"#);
+        assert!(!t.contains("u:p4ss"), "{t}");
+    }
+
+    /// One set for the run: a value learned through one handle is redacted
+    /// through every other (each conversation has its own handle).
+    #[test]
+    fn a_secret_learned_anywhere_is_redacted_everywhere() {
+        let mut a = Redactor::default();
+        a.learn(&json!({"llm": {"api_key": "sk-learned-in-a-7f3e"}}));
+        let b = Redactor::default();
+        assert!(!b
+            .redact("b quotes sk-learned-in-a-7f3e")
+            .contains("sk-learned"));
+        assert!(!redact_all("summary sk-learned-in-a-7f3e").contains("sk-learned"));
+        // and a URL credential learned from a state file is matched later
+        // even where no URL surrounds it (a clipped quote)
+        a.learn(&json!({"base_url": "https://me:pw-only-in-url-91@h"}));
+        assert!(!b.redact("…me:pw-only-in-url-91").contains("pw-only"));
     }
 
     #[test]

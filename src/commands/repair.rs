@@ -112,6 +112,9 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             }
         }
     }
+    if let Some(r) = &run {
+        r.discard_if_empty();
+    }
     let run_info = run
         .as_ref()
         .filter(|r| !r.manifest.files.is_empty())

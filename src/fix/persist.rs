@@ -617,6 +617,14 @@ impl Run {
         })
     }
 
+    /// Remove the run folder if no file was backed up in it (every repair
+    /// of the run was refused): an empty folder only hides real runs.
+    pub fn discard_if_empty(&self) {
+        if self.manifest.files.is_empty() {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+
     fn save_manifest(&self) -> io::Result<()> {
         let text = serde_json::to_string_pretty(&self.manifest).map_err(io::Error::other)?;
         write_at(&self.fd, "manifest.json", text.as_bytes(), None, false)
