@@ -565,3 +565,18 @@ fn d9_a_held_owner_lease_lock_refuses_the_repair() {
     let (code, out, _) = run(&["repair", "--backup-dir", s(&b), s(&store)], &[]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// Beyond the issue, as a careful root tool would: a file with more than one
+/// hard link (the SDK never makes one) is not replaced.
+#[test]
+fn a_hard_linked_file_is_not_replaced() {
+    let (tmp, store, conv) = fixture_copy("false-root");
+    let ev = false_root_event(&conv);
+    fs::hard_link(&ev, tmp.path().join("elsewhere")).unwrap();
+    let before = snapshot(&store);
+    let b = tmp.path().join("b");
+    let (code, out, _) = run(&["repair", "--backup-dir", s(&b), s(&store)], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("2 hard links"), "{out}");
+    assert!(snapshot(&store) == before);
+}

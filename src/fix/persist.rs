@@ -673,6 +673,15 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
                 e.rel
             ));
         }
+        if st.st_nlink != 1 {
+            // the SDK never hard-links its files; replacing one name of a
+            // linked file would split it (and it may be someone's planted
+            // link to a file elsewhere)
+            return Err(format!(
+                "{} has {} hard links; refusing to replace one of them; nothing was changed",
+                e.rel, st.st_nlink
+            ));
+        }
         let owner = Owner::of(&st);
         if euid() != 0 && owner.uid != euid() {
             return Err(format!(
@@ -875,6 +884,12 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
     let now_sha = sha256(&now);
     if now_sha == e.sha256_before {
         return Restored::AlreadyOriginal;
+    }
+    if st.st_nlink != 1 {
+        return refuse(format!(
+            "it has {} hard links; refusing to replace one of them",
+            st.st_nlink
+        ));
     }
     if now_sha != e.sha256_after {
         return refuse("it changed since the repair; restoring would lose those changes".into());
