@@ -297,7 +297,8 @@ pub fn is_secret_param(name: &str) -> bool {
 
 /// Call `each` with the byte range of every secret in URLs of `text`:
 /// - the userinfo of `http://` / `https://` URLs (the SDK's
-///   `_EMBEDDED_URL_CREDENTIALS_RE`, `(https?://)[^/@\s]+@`, case-insensitive);
+///   `_EMBEDDED_URL_CREDENTIALS_RE`, `(https?://)[^/@\s]+@`, case-insensitive,
+///   and never across a `"`, so redacting serialized JSON keeps it valid);
 /// - the value of each `?name=` / `&name=` query parameter whose name
 ///   [`is_secret_param`] flags (up to `&`, `#`, a quote, a bracket,
 ///   a backslash or white space).
@@ -316,7 +317,9 @@ fn url_secrets(text: &str, mut each: impl FnMut(std::ops::Range<usize>)) {
         if scheme > 0 {
             let start = i + scheme;
             let mut k = start;
-            while k < b.len() && !matches!(b[k], b'/' | b'@') && !is_space(text, k) {
+            // `"` also ends it (never raw in a URL): redacting serialized
+            // JSON must stay inside one string
+            while k < b.len() && !matches!(b[k], b'/' | b'@' | b'"') && !is_space(text, k) {
                 k += 1;
             }
             if k < b.len() && b[k] == b'@' && k > start {
@@ -550,6 +553,15 @@ mod tests {
             assert!(!t.contains("v4lue-x") && t.contains("&b=2"), "{name}: {t}");
         }
         assert_eq!(r.redact("http://h/p?author=ann"), "http://h/p?author=ann");
+        // serialized JSON stays JSON: a match never spans two strings
+        let j = r#"["http://x",{"k":"a@b"},"https://u:pw@h?token=t0k&q=1"]"#;
+        let t = r.redact(j);
+        let v: Value = serde_json::from_str(&t).expect("still JSON");
+        assert_eq!(v[1]["k"], "a@b");
+        assert!(
+            !t.contains("u:pw") && !t.contains("t0k") && t.contains("&q=1"),
+            "{t}"
+        );
         // HTTP in capitals, credentials inside a JSON string
         let t = r.redact(r#"{"base_url":"HTTPS://u:p4ss@h/v1"}"#);
         assert!(!t.contains("u:p4ss"), "{t}");
