@@ -74,12 +74,16 @@ impl Renderer for Human {
         let _ = writeln!(s, "{}", self.strong(&clean(r, &r.path)));
         for f in &r.findings {
             let fix = if f.fixable { " [fixable]" } else { "" };
+            let file = if f.file.is_empty() {
+                String::new()
+            } else {
+                format!(" {}:", clean(r, &f.file))
+            };
             let _ = writeln!(
                 s,
-                "  {}[{}] {}: {}{}",
+                "  {}[{}]{file} {}{}",
                 self.sev(f.severity),
                 f.check,
-                clean(r, &f.file),
                 clean(r, &f.message),
                 self.faint(fix)
             );

@@ -114,10 +114,19 @@ pub struct Worst {
     pub verdict: String,
 }
 
+/// How bad a conversation is for `--fail-on`, `--hide-clean` and the
+/// summary: its worst selected finding, and an error when the SDK cannot load
+/// it whatever checks were selected (the verdict comes from the views, not
+/// from `--only`/`--skip`).
+pub fn severity(r: &ConversationReport) -> Option<Severity> {
+    let cannot_load = r.events.agent_view.is_none().then_some(Severity::Error);
+    r.worst().max(cannot_load)
+}
+
 impl Summary {
     pub fn add(&mut self, r: &ConversationReport) {
         self.conversations += 1;
-        if r.findings.iter().any(|f| f.severity > Severity::Info) {
+        if severity(r).is_some_and(|s| s > Severity::Info) {
             self.with_findings += 1;
         } else {
             self.clean += 1;
@@ -137,7 +146,7 @@ impl Summary {
     /// Keep the `WORST_SHOWN` worst conversations with a finding above info
     /// (ties keep the first in path order): memory stays flat.
     fn rank_worst(&mut self, r: &ConversationReport) {
-        let Some(sev) = r.worst().filter(|&s| s > Severity::Info) else {
+        let Some(sev) = severity(r).filter(|&s| s > Severity::Info) else {
             return;
         };
         let rank = (
@@ -180,6 +189,17 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
 pub fn error(msg: &str) {
     let msg = sanitize(&crate::secrets::redact_fernet(msg));
     let _ = writeln!(io::stderr(), "convo-doctor: error: {msg}");
+}
+
+/// An error that ends a command, with its causes (`cannot read `x`: No such
+/// file or directory (os error 2)`).
+pub fn fail(e: &anyhow::Error) {
+    error(&format!("{e:#}"));
+}
+
+pub fn warning(msg: &str) {
+    let msg = sanitize(&crate::secrets::redact_fernet(msg));
+    let _ = writeln!(io::stderr(), "convo-doctor: warning: {msg}");
 }
 
 pub fn note(msg: &str) {

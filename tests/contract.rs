@@ -1,0 +1,283 @@
+//! The operator's contract (issue 11): what cron, a ticket and a monitoring
+//! system can rely on. Exit codes, stderr lines, counts and output formats,
+//! each tested on the binary as an operator runs it.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run the binary in the repository root; (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(stdout: &str) -> Value {
+    serde_json::from_str(stdout).expect("stdout is one JSON document")
+}
+
+/// Copy a fixture's conversation folder(s) into `to`.
+fn copy_fixture(name: &str, to: &Path) {
+    for e in fs::read_dir(repo().join("fixtures").join(name)).unwrap() {
+        let e = e.unwrap();
+        copy_dir(&e.path(), &to.join(e.file_name()));
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+// --- Cron-safe: nothing to scan is an error -------------------------------
+
+#[test]
+fn an_empty_directory_is_an_error_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().to_str().unwrap();
+    let (code, _, err) = run(&["diagnose", p]);
+    assert_eq!(code, 2, "a failed mount must not exit 0: {err}");
+    assert!(err.contains("found an empty directory"), "{err}");
+    let (code, out, err) = run(&["diagnose", p, "--allow-empty"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0 conversations scanned"), "{out}");
+}
+
+#[test]
+fn an_events_folder_is_an_error_that_names_its_parent() {
+    let (code, _, err) = run(&[
+        "diagnose",
+        "fixtures/clean-tree/a5050c9292d85c568ea70f078f0dddb5/events",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("an events/ folder; did you mean its parent?"),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_store_of_symbolic_links_is_an_error_that_counts_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = repo().join("fixtures/clean-tree/a5050c9292d85c568ea70f078f0dddb5");
+    for i in 0..3 {
+        std::os::unix::fs::symlink(&target, tmp.path().join(format!("c{i}"))).unwrap();
+    }
+    let (code, _, err) = run(&["diagnose", tmp.path().to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("3 symbolic links, which are never followed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn one_empty_path_among_several_still_scans_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&[
+        "diagnose",
+        tmp.path().to_str().unwrap(),
+        "fixtures/clean-tree",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(json(&out)["summary"]["conversations"], 1);
+}
+
+#[test]
+fn a_missing_path_gives_the_os_error() {
+    let (code, _, err) = run(&["diagnose", "fixtures/no-such-folder"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("No such file or directory"), "{err}");
+    assert!(err.contains("fixtures/no-such-folder"), "{err}");
+    assert!(!err.contains("vanished"), "{err}");
+}
+
+// --- --hide-clean and the exit code follow --fail-on ----------------------
+
+#[test]
+fn hide_clean_follows_fail_on() {
+    // bad-event-filename has warnings and nothing worse (manifest: loads).
+    let (code, out, _) = run(&[
+        "diagnose",
+        "fixtures/bad-event-filename",
+        "--fail-on",
+        "error",
+        "--hide-clean",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        !out.contains("[bad-event-filename]"),
+        "nothing at or above --fail-on: hidden\n{out}"
+    );
+    assert!(
+        out.contains("1 conversation scanned"),
+        "still counted\n{out}"
+    );
+    // abandoned-branch is info only: shown (and failing) with --fail-on info.
+    let (code, out, _) = run(&[
+        "diagnose",
+        "fixtures/abandoned-branch",
+        "--fail-on",
+        "info",
+        "--hide-clean",
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.contains("info[abandoned-branch]"), "{out}");
+    // and hidden with the default threshold, which it does not reach
+    let (code, out, _) = run(&["diagnose", "fixtures/abandoned-branch", "--hide-clean"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("[abandoned-branch]"), "{out}");
+}
+
+// --- Counts stay honest under --only / --skip -----------------------------
+
+#[test]
+fn a_conversation_that_cannot_load_is_never_counted_clean() {
+    // truncated-event cannot load (manifest); abandoned-branch finds nothing in it.
+    let (code, out, _) = run(&[
+        "diagnose",
+        "fixtures/truncated-event",
+        "--only",
+        "abandoned-branch",
+        "--format",
+        "json",
+    ]);
+    let s = &json(&out)["summary"];
+    assert_eq!(s["conversations"], 1);
+    assert_eq!(s["cannot_load"], 1);
+    assert_eq!(s["clean"], 0, "{s}");
+    assert_eq!(s["with_findings"], 1, "{s}");
+    assert_eq!(code, 1, "a conversation the SDK cannot load fails the run");
+    let (_, out, _) = run(&[
+        "diagnose",
+        "fixtures/truncated-event",
+        "--only",
+        "abandoned-branch",
+        "--hide-clean",
+    ]);
+    assert!(out.contains("cannot load"), "never hidden as clean\n{out}");
+}
+
+// --- One server-version default; unknown newer versions warn ---------------
+
+#[test]
+fn diagnose_and_repair_share_the_server_version_default() {
+    // diagnose (default rules) marks meta-duplicate fixable ...
+    let (_, out, _) = run(&[
+        "diagnose",
+        "fixtures/fat-meta-divergence",
+        "--only",
+        "meta-duplicate",
+        "--format",
+        "json",
+    ]);
+    let f = &json(&out)["conversations"][0]["findings"][0];
+    assert_eq!(f["check"], "meta-duplicate");
+    assert_eq!(f["fixable"], true);
+    // ... and repair with no --server-version does that repair: it drops
+    // meta.json's copy of the agent.
+    let (code, out, err) = run(&[
+        "repair",
+        "--dry-run",
+        "--only",
+        "meta-duplicate",
+        "fixtures/fat-meta-divergence",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("-  \"agent\": {"), "{out}");
+}
+
+#[test]
+fn an_unknown_newer_server_version_warns_and_names_the_rules_used() {
+    let (code, out, err) = run(&[
+        "diagnose",
+        "fixtures/clean-tree",
+        "--server-version",
+        "2.0.0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    assert!(err.contains("warning: server version 2.0.0"), "{err}");
+    assert!(err.contains("the rules of 1.58.2"), "{err}");
+    assert_eq!(json(&out)["conversations"][0]["server_version"], "1.58.2");
+    let (_, _, err) = run(&[
+        "diagnose",
+        "fixtures/clean-tree",
+        "--server-version",
+        "1.33.0",
+    ]);
+    assert_eq!(err, "", "a known version is not warned about");
+}
+
+// --- An emptied conversation folder is a finding --------------------------
+
+#[test]
+fn an_emptied_conversation_folder_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("conversations");
+    copy_fixture("clean-tree", &store);
+    let hex = store.join("0123456789abcdef0123456789abcdef");
+    fs::create_dir(&hex).unwrap();
+    let uuid = store.join("01234567-89ab-cdef-0123-456789abcdef");
+    fs::create_dir(&uuid).unwrap();
+    // A folder that only groups conversations (a per-user layout) is no
+    // emptied conversation, even when named like an id.
+    let group = store.join("fedcba9876543210fedcba9876543210");
+    copy_fixture("false-root", &group);
+    // Nor is a folder with some other name.
+    fs::create_dir(store.join("lost+found")).unwrap();
+    // Nor an id-named folder away from any conversation (a cache, say).
+    fs::create_dir_all(tmp.path().join("cache/00000000000000000000000000000000")).unwrap();
+    // The store itself, and its parent (emptied folders sit next to a
+    // conversation there).
+    for path in [&store, &tmp.path().to_path_buf()] {
+        let (code, out, err) = run(&["diagnose", path.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code, 1, "{err}");
+        let doc = json(&out);
+        let empty: Vec<&str> = doc["conversations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                c["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["check"] == "empty-conversation")
+            })
+            .map(|c| c["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            empty,
+            [uuid.to_str().unwrap(), hex.to_str().unwrap()],
+            "exactly the two emptied folders"
+        );
+        assert_eq!(doc["summary"]["conversations"], 4, "2 emptied + 2 real");
+    }
+}
