@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::Context;
 
-use super::{selection, ExitStatus};
+use super::{select, ExitStatus};
 use crate::batch::{ordered, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
@@ -40,7 +40,7 @@ fn cutoff(args: &DiagnoseArgs) -> anyhow::Result<Option<SystemTime>> {
         return Ok(Some(since::cutoff_since(d)));
     }
     match &args.changed_since {
-        Some(file) => since::cutoff_of_file(file).map_err(anyhow::Error::msg),
+        Some(file) => since::cutoff_of_file(file),
         None => Ok(None),
     }
 }
@@ -54,7 +54,7 @@ pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
 
 pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
-    let selected = selection(&args.only, &args.skip).map_err(anyhow::Error::msg)?;
+    let selected = select(&args.only, &args.skip)?;
     let cutoff = cutoff(args)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.map_or(0, usize::from))

@@ -243,3 +243,37 @@ fn walk_reason(e: &walkdir::Error) -> String {
         None => e.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_root_keeps_the_os_error_as_its_source() {
+        let e = find(Path::new("/nonexistent/convo-doctor-store")).unwrap_err();
+        let io = e
+            .root_cause()
+            .downcast_ref::<std::io::Error>()
+            .expect("the io::Error is kept");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        let text = format!("{e:#}");
+        assert!(text.starts_with("cannot read `/nonexistent/convo-doctor-store`: "));
+        assert!(text.contains("No such file or directory"), "{text}");
+    }
+
+    #[test]
+    fn conversation_ids() {
+        assert!(is_conversation_id("0123456789abcdef0123456789abcdef"));
+        assert!(is_conversation_id("01234567-89ab-cdef-0123-456789abcdef"));
+        assert!(!is_conversation_id("0123456789abcdef0123456789abcdeg"));
+        assert!(!is_conversation_id("lost+found"));
+        assert!(!is_conversation_id("01234567-89ab-cdef-0123456789abcdef0"));
+    }
+
+    #[test]
+    fn event_file_names() {
+        assert!(is_event_name("event-00001-abc.json"));
+        assert!(!is_event_name("event-x-abc.json"));
+        assert!(!is_event_name("base_state.json"));
+    }
+}
