@@ -281,3 +281,88 @@ fn an_emptied_conversation_folder_is_reported() {
         assert_eq!(doc["summary"]["conversations"], 4, "2 emptied + 2 real");
     }
 }
+
+// --- Output for people: concise lines, paths on finding lines, fixable ----
+
+/// Every finding of a JSON report as (location, severity, check, fixable).
+fn json_findings(doc: &Value) -> Vec<(String, String, String, bool)> {
+    let mut out = Vec::new();
+    for c in doc["conversations"].as_array().unwrap() {
+        let path = c["path"].as_str().unwrap();
+        for f in c["findings"].as_array().unwrap() {
+            let file = f["file"].as_str().unwrap();
+            let loc = if file.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}/{file}")
+            };
+            out.push((
+                loc,
+                f["severity"].as_str().unwrap().to_string(),
+                f["check"].as_str().unwrap().to_string(),
+                f["fixable"].as_bool().unwrap(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn concise_is_one_greppable_line_per_finding_with_its_path() {
+    let (code, out, _) = run(&["diagnose", "fixtures/false-root", "--format", "concise"]);
+    assert_eq!(code, 1);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with(
+            "fixtures/false-root/fd9bd2a279b352c3a6c9a47437e5143e/events/event-00008-401859a7-eac9-4f92-a0b8-6ae2349cc6f3.json: error[false-root] false root: event 00008"
+        ),
+        "{first}"
+    );
+    // Over every fixture: the lines that carry a finding are exactly the
+    // JSON report's findings, in the same order.
+    let (_, json_out, _) = run(&["diagnose", "fixtures", "--format", "json"]);
+    let want: Vec<String> = json_findings(&json(&json_out))
+        .into_iter()
+        .map(|(loc, sev, check, _)| format!("{loc}: {sev}[{check}] "))
+        .collect();
+    let (_, out, _) = run(&["diagnose", "fixtures", "--format", "concise"]);
+    let got: Vec<&str> = out.lines().filter(|l| l.contains("] ")).collect();
+    assert_eq!(got.len(), want.len(), "{out}");
+    for (g, w) in got.iter().zip(&want) {
+        assert!(g.starts_with(w.as_str()), "{g}\n  wanted prefix {w}");
+    }
+}
+
+#[test]
+fn human_finding_lines_carry_the_conversation_path() {
+    let (_, out, _) = run(&["diagnose", "fixtures"]);
+    let hits: Vec<&str> = out.lines().filter(|l| l.contains("[false-root]")).collect();
+    assert!(!hits.is_empty());
+    for l in hits {
+        assert!(
+            l.contains("fixtures/false-root/fd9bd2a279b352c3a6c9a47437e5143e/events/event-00008-"),
+            "grep false-root keeps which conversation it was: {l}"
+        );
+    }
+}
+
+#[test]
+fn diagnose_counts_what_repair_can_fix() {
+    let (_, out, _) = run(&["diagnose", "fixtures", "--format", "json"]);
+    let doc = json(&out);
+    let fixable = json_findings(&doc).iter().filter(|f| f.3).count();
+    assert!(fixable > 0);
+    assert_eq!(doc["summary"]["fixable"], fixable);
+    let (_, out, _) = run(&["diagnose", "fixtures"]);
+    assert!(
+        out.contains(&format!("\n{fixable} fixable with `convo-doctor repair`")),
+        "{out}"
+    );
+    let (_, out, _) = run(&["diagnose", "fixtures", "--format", "concise"]);
+    assert!(out.contains(&format!("\n{fixable} fixable with `convo-doctor repair`")));
+    // clean-tree has nothing to fix: no such line, and 0 in JSON
+    let (_, out, _) = run(&["diagnose", "fixtures/clean-tree"]);
+    assert!(!out.contains("fixable with"), "{out}");
+    let (_, out, _) = run(&["diagnose", "fixtures/clean-tree", "--format", "json"]);
+    assert_eq!(json(&out)["summary"]["fixable"], 0);
+}

@@ -1,5 +1,6 @@
 //! Renderers: the only code that writes to stdout or stderr.
 
+pub mod concise;
 pub mod human;
 pub mod json;
 pub mod progress;
@@ -22,6 +23,8 @@ pub enum Format {
     Json,
     /// One JSON object per line per conversation, then a {"summary"} line.
     Jsonl,
+    /// One greppable line per finding: `PATH/FILE: severity[check] message`.
+    Concise,
 }
 
 /// When to colour human output.
@@ -80,6 +83,8 @@ pub struct Summary {
     pub events_orphaned: usize,
     pub findings: BTreeMap<&'static str, usize>,
     pub by_check: BTreeMap<&'static str, usize>,
+    /// Findings `convo-doctor repair` can fix (each finding's `fixable`).
+    pub fixable: usize,
     /// Paths passed over during the scan, each a sentence.
     pub notes: Vec<String>,
     /// Conversations passed over by `--since` / `--changed-since`.
@@ -139,6 +144,7 @@ impl Summary {
         for f in &r.findings {
             *self.findings.entry(f.severity.as_str()).or_default() += 1;
             *self.by_check.entry(f.check).or_default() += 1;
+            self.fixable += usize::from(f.fixable);
         }
         self.rank_worst(r);
     }
@@ -182,6 +188,7 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
         Format::Human => Box::new(human::Human::new(color)),
         Format::Json => Box::new(json::Json::document()),
         Format::Jsonl => Box::new(json::Json::lines()),
+        Format::Concise => Box::new(concise::Concise),
     }
 }
 
