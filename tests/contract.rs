@@ -366,3 +366,117 @@ fn diagnose_counts_what_repair_can_fix() {
     let (_, out, _) = run(&["diagnose", "fixtures/clean-tree", "--format", "json"]);
     assert_eq!(json(&out)["summary"]["fixable"], 0);
 }
+
+// --- Monitoring: --format prometheus --------------------------------------
+
+/// The samples of a Prometheus text exposition: (name{labels}, value); every
+/// sample's metric has HELP and TYPE lines.
+fn samples(text: &str) -> Vec<(String, f64)> {
+    let mut typed = std::collections::HashSet::new();
+    let mut helped = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let mut it = rest.split(' ');
+            typed.insert(it.next().unwrap().to_string());
+            assert_eq!(it.next(), Some("gauge"), "{line}");
+        } else if let Some(rest) = line.strip_prefix("# HELP ") {
+            helped.insert(rest.split(' ').next().unwrap().to_string());
+        } else {
+            let (series, value) = line.rsplit_once(' ').expect(line);
+            let name = series.split('{').next().unwrap();
+            assert!(
+                name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{line}"
+            );
+            assert!(typed.contains(name) && helped.contains(name), "{line}");
+            if let Some(labels) = series.strip_prefix(name) {
+                assert!(labels.is_empty() || (labels.starts_with('{') && labels.ends_with('}')));
+            }
+            out.push((series.to_string(), value.parse().expect(line)));
+        }
+    }
+    out
+}
+
+fn sample(s: &[(String, f64)], series: &str) -> Option<f64> {
+    s.iter().find(|(k, _)| k == series).map(|(_, v)| *v)
+}
+
+#[test]
+fn prometheus_metrics_agree_with_the_json_summary() {
+    let (code, text, err) = run(&["diagnose", "fixtures", "--format", "prometheus"]);
+    assert_eq!(code, 1, "{err}");
+    let s = samples(&text);
+    let (_, out, _) = run(&["diagnose", "fixtures", "--format", "json"]);
+    let doc = json(&out);
+    let sum = &doc["summary"];
+    let n = |k: &str| sum[k].as_u64().unwrap() as f64;
+    assert_eq!(
+        sample(&s, "convo_doctor_conversations_scanned"),
+        Some(n("conversations"))
+    );
+    assert_eq!(
+        sample(&s, "convo_doctor_conversations_cannot_load"),
+        Some(n("cannot_load"))
+    );
+    assert_eq!(
+        sample(&s, "convo_doctor_conversations_clean"),
+        Some(n("clean"))
+    );
+    assert_eq!(
+        sample(&s, "convo_doctor_findings_fixable"),
+        Some(n("fixable"))
+    );
+    // findings by check and severity: recount them from the conversations
+    let mut want = std::collections::BTreeMap::new();
+    for (_, sev, check, _) in json_findings(&doc) {
+        *want
+            .entry(format!(
+                "convo_doctor_findings{{check=\"{check}\",severity=\"{sev}\"}}"
+            ))
+            .or_insert(0.0) += 1.0;
+    }
+    for (series, count) in &want {
+        assert_eq!(sample(&s, series), Some(*count), "{series}");
+    }
+    let listed: f64 = s
+        .iter()
+        .filter(|(k, _)| k.starts_with("convo_doctor_findings{"))
+        .map(|(_, v)| v)
+        .sum();
+    assert_eq!(listed, want.values().sum::<f64>(), "the other series are 0");
+    // a series for every check, even at 0, so alerts never see it absent
+    assert_eq!(
+        sample(
+            &s,
+            "convo_doctor_findings{check=\"live-lease\",severity=\"error\"}"
+        ),
+        Some(0.0)
+    );
+    assert!(sample(&s, "convo_doctor_scan_duration_seconds").is_some());
+    assert_eq!(sample(&s, "convo_doctor_scan_errors"), Some(0.0));
+    let last = sample(&s, "convo_doctor_last_success_timestamp_seconds").unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!((now - last).abs() < 600.0, "{last} vs {now}");
+}
+
+#[test]
+fn prometheus_has_no_last_success_after_a_failed_scan() {
+    let (code, text, _) = run(&[
+        "diagnose",
+        "fixtures/clean-tree",
+        "fixtures/no-such-store",
+        "--format",
+        "prometheus",
+    ]);
+    assert_eq!(code, 2);
+    let s = samples(&text);
+    assert_eq!(sample(&s, "convo_doctor_scan_errors"), Some(1.0));
+    assert_eq!(sample(&s, "convo_doctor_conversations_scanned"), Some(1.0));
+    assert!(sample(&s, "convo_doctor_last_success_timestamp_seconds").is_none());
+    assert!(sample(&s, "convo_doctor_last_run_timestamp_seconds").is_some());
+}

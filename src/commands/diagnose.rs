@@ -84,6 +84,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
                             "{msg} (pass --allow-empty if an empty PATH is expected)"
                         ));
                         status = ExitStatus::Error;
+                        summary.errors += 1;
                     }
                 }
                 list.extend(found.conversations);
@@ -91,6 +92,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             Err(e) => {
                 render::fail(&e);
                 status = ExitStatus::Error;
+                summary.errors += 1;
             }
         }
     }
@@ -127,6 +129,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
                     list[i].display()
                 ));
                 status = ExitStatus::Error;
+                summary.errors += 1;
                 progress.done(0);
                 return true;
             }

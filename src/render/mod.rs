@@ -4,6 +4,7 @@ pub mod concise;
 pub mod human;
 pub mod json;
 pub mod progress;
+pub mod prometheus;
 pub mod repair;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,9 @@ pub enum Format {
     Jsonl,
     /// One greppable line per finding: `PATH/FILE: severity[check] message`.
     Concise,
+    /// The run's totals as Prometheus metrics, for node_exporter's textfile
+    /// collector.
+    Prometheus,
 }
 
 /// When to colour human output.
@@ -85,6 +89,13 @@ pub struct Summary {
     pub by_check: BTreeMap<&'static str, usize>,
     /// Findings `convo-doctor repair` can fix (each finding's `fixable`).
     pub fixable: usize,
+    /// Findings per (check id, severity) (Prometheus output only).
+    #[serde(skip)]
+    pub by_check_severity: BTreeMap<(&'static str, Severity), usize>,
+    /// PATHs that could not be scanned and conversations that could not be
+    /// analysed: the run exits 2 (Prometheus output only).
+    #[serde(skip)]
+    pub errors: usize,
     /// Paths passed over during the scan, each a sentence.
     pub notes: Vec<String>,
     /// Conversations passed over by `--since` / `--changed-since`.
@@ -145,6 +156,10 @@ impl Summary {
             *self.findings.entry(f.severity.as_str()).or_default() += 1;
             *self.by_check.entry(f.check).or_default() += 1;
             self.fixable += usize::from(f.fixable);
+            *self
+                .by_check_severity
+                .entry((f.check, f.severity))
+                .or_default() += 1;
         }
         self.rank_worst(r);
     }
@@ -189,6 +204,7 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
         Format::Json => Box::new(json::Json::document()),
         Format::Jsonl => Box::new(json::Json::lines()),
         Format::Concise => Box::new(concise::Concise),
+        Format::Prometheus => Box::new(prometheus::Prometheus),
     }
 }
 
