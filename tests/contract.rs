@@ -480,3 +480,39 @@ fn prometheus_has_no_last_success_after_a_failed_scan() {
     assert!(sample(&s, "convo_doctor_last_success_timestamp_seconds").is_none());
     assert!(sample(&s, "convo_doctor_last_run_timestamp_seconds").is_some());
 }
+
+// --- Install where operators are -------------------------------------------
+
+#[test]
+fn the_wheel_carries_the_binary_and_the_readme_says_how_to_install() {
+    // pyproject.toml: maturin, bindings = "bin", the package named like the
+    // binary, the version taken from Cargo.toml (.ci/run builds, installs
+    // and runs the wheel; this guards the declaration between CI runs).
+    let py = fs::read_to_string(repo().join("pyproject.toml")).expect("pyproject.toml");
+    let cargo = fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    assert!(py.contains("build-backend = \"maturin\""), "{py}");
+    assert!(py.contains("bindings = \"bin\""), "{py}");
+    assert!(py.contains("name = \"convo-doctor\""));
+    assert!(cargo.contains("name = \"convo-doctor\""));
+    assert!(
+        py.contains("dynamic = [\"version\"]"),
+        "one version, Cargo's"
+    );
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let install = &readme[readme.find("## Install").expect("an Install section")..];
+    for cmd in [
+        "pip install .",
+        "uvx --from . convo-doctor",
+        "cargo install --path .",
+    ] {
+        assert!(install.contains(cmd), "README's Install names `{cmd}`");
+    }
+    assert!(
+        readme.contains("The first command exits with status 1"),
+        "README says why its first command exits 1"
+    );
+    // ... which is true: the fixtures have findings
+    assert_eq!(run(&["diagnose", "fixtures/"]).0, 1);
+    let ci = fs::read_to_string(repo().join(".ci/run")).unwrap();
+    assert!(ci.contains("maturin\" build") && ci.contains("pip install"));
+}
