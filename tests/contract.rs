@@ -516,3 +516,45 @@ fn the_wheel_carries_the_binary_and_the_readme_says_how_to_install() {
     let ci = fs::read_to_string(repo().join(".ci/run")).unwrap();
     assert!(ci.contains("maturin\" build") && ci.contains("pip install"));
 }
+
+/// A directory that cannot be listed is not "an empty directory".
+#[cfg(unix)]
+#[test]
+fn an_unlistable_directory_is_not_called_empty() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let locked = tmp.path().join("locked");
+    fs::create_dir(&locked).unwrap();
+    fs::write(locked.join("x"), "").unwrap();
+    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o311)).unwrap();
+    // As root, permissions do not deny: run as `nobody` when setpriv can.
+    let as_root = fs::read_dir(&locked).is_ok();
+    let setpriv = [
+        "/usr/bin/setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+    ];
+    let mut cmd = if as_root {
+        if !Path::new(setpriv[0]).exists() {
+            eprintln!("note: skipped: running as root without setpriv");
+            return;
+        }
+        let mut c = Command::new(setpriv[0]);
+        c.args(&setpriv[1..])
+            .arg(env!("CARGO_BIN_EXE_convo-doctor"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+    };
+    let out = cmd
+        .args(["diagnose", locked.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a directory that cannot be listed"), "{err}");
+    assert!(!err.contains("an empty directory"), "{err}");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -152,6 +152,9 @@ impl Seen {
         if events_dir {
             return "an events/ folder; did you mean its parent?".into();
         }
+        if self.entries == 0 && self.unreadable > 0 {
+            return "a directory that cannot be listed (see the notes)".into();
+        }
         if self.entries == 0 {
             return "an empty directory".into();
         }
