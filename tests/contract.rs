@@ -518,6 +518,7 @@ fn the_wheel_carries_the_binary_and_the_readme_says_how_to_install() {
 }
 
 /// A directory that cannot be listed is not "an empty directory".
+#[allow(clippy::print_stderr)]
 #[cfg(unix)]
 #[test]
 fn an_unlistable_directory_is_not_called_empty() {
