@@ -97,12 +97,22 @@ pub struct RepairArgs {
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
-    /// The run id printed by `repair`.
+    /// The run id printed by `repair` (`--list` shows them).
+    #[arg(
+        required_unless_present = "list",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub run_id: String,
 
     /// The backup directory given to `repair`, if any.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+
+    /// List the repair runs under the backup directory, oldest first, with
+    /// what each changed and whether it can still be undone; restore nothing.
+    #[arg(long, conflicts_with = "run_id")]
+    pub list: bool,
 }
 
 /// Severity threshold for a non-zero exit.

@@ -32,6 +32,7 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
         cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
         cli::Command::Explain(args) => Ok(commands::explain::explain(args.check.as_deref())),
         cli::Command::Repair(args) => Ok(commands::repair::repair(args, color)),
+        cli::Command::Undo(args) if args.list => commands::undo_list::list(args),
         cli::Command::Undo(args) => Ok(commands::repair::undo(args)),
         cli::Command::Completions(args) => Ok(commands::completions::completions(args.shell)),
         cli::Command::Man(args) => Ok(commands::completions::man(args.command.as_deref())),

@@ -559,3 +559,73 @@ fn an_unlistable_directory_is_not_called_empty() {
     assert!(!err.contains("an empty directory"), "{err}");
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+// --- undo --list --------------------------------------------------------------
+
+#[test]
+fn undo_list_shows_each_run_and_whether_it_can_be_undone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = tmp.path().join("backups");
+    let bs = b.to_str().unwrap();
+    let (code, out, _) = run(&["undo", "--list", "--backup-dir", bs]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("no repair runs under"), "{out}");
+    let mut stores = Vec::new();
+    for (id, fx) in [
+        ("run-a", "false-root"),
+        ("run-b", "misparented-recovery-error"),
+    ] {
+        let s = tmp.path().join(fx);
+        copy_fixture(fx, &s);
+        let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+            .args(["repair", "--backup-dir", bs, s.to_str().unwrap()])
+            .env("CONVO_DOCTOR_RUN_ID", id)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        stores.push(s);
+    }
+    let line = |out: &str, id: &str| {
+        out.lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id} listed: {out}"))
+            .to_string()
+    };
+    let (code, out, _) = run(&["undo", "--list", "--backup-dir", bs]);
+    assert_eq!(code, 0);
+    for id in ["run-a", "run-b"] {
+        let l = line(&out, id);
+        assert!(
+            l.contains(&format!(
+                "can be undone: convo-doctor undo {id} --backup-dir {bs}"
+            )),
+            "the hint works when pasted: {l}"
+        );
+    }
+    // undo one; change the repaired file of the other
+    assert_eq!(run(&["undo", "run-a", "--backup-dir", bs]).0, 0);
+    let events = fs::read_dir(&stores[1])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("events");
+    let relinked = fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_str().unwrap().contains("event-00006-"))
+        .unwrap();
+    let mut text = fs::read_to_string(&relinked).unwrap();
+    text.push('\n');
+    fs::write(&relinked, text).unwrap();
+    let (_, out, _) = run(&["undo", "--list", "--backup-dir", bs]);
+    assert!(line(&out, "run-a").contains("undone"), "{out}");
+    assert!(
+        line(&out, "run-b").contains("changed since the repair"),
+        "{out}"
+    );
+    // --list restores nothing: run-b's changed file is still changed
+    assert!(fs::read_to_string(&relinked).unwrap().ends_with('\n'));
+    assert_eq!(run(&["undo", "run-a", "--list"]).0, 2, "a run id or --list");
+}

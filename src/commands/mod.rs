@@ -4,6 +4,7 @@ pub mod completions;
 pub mod diagnose;
 pub mod explain;
 pub mod repair;
+pub mod undo_list;
 
 /// How a command ended; mapped to the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

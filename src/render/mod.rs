@@ -6,6 +6,7 @@ pub mod json;
 pub mod progress;
 pub mod prometheus;
 pub mod repair;
+pub mod runs;
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
