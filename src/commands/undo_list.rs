@@ -20,8 +20,10 @@ use crate::render::runs::{self, RunState, RunSummary};
 fn file_state(f: &Value) -> RunState {
     let get = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or_default();
     let path = Path::new(get("conversation")).join(get("file"));
-    match fs::read(&path) {
-        Ok(bytes) => {
+    // Never a plain read: a manifest is input too, and a FIFO or a device
+    // named in it must not hang the listing.
+    match crate::store::fsread::read_regular(&path) {
+        Ok((bytes, _)) => {
             let now = persist::sha256(&bytes);
             if now == get("sha256_after") {
                 RunState::Undoable

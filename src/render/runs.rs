@@ -45,7 +45,12 @@ pub fn list(
         "run id", "created", "files", "conversations"
     )?;
     let dir_arg = backup_dir
-        .map(|d| format!(" --backup-dir {}", sanitize(&d.display().to_string())))
+        .map(|d| {
+            format!(
+                " --backup-dir {}",
+                shell_quote(&sanitize(&d.display().to_string()))
+            )
+        })
         .unwrap_or_default();
     for r in runs {
         let id = sanitize(&r.run_id);
@@ -67,4 +72,26 @@ pub fn list(
     }
     writeln!(w, "backups: {}", sanitize(&root.display().to_string()))?;
     w.flush()
+}
+
+/// A word a POSIX shell reads back as itself (a hint must work when pasted).
+fn shell_quote(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn quotes_only_what_needs_it() {
+        assert_eq!(shell_quote("/var/b-1"), "/var/b-1");
+        assert_eq!(shell_quote("/my backups"), "'/my backups'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
 }
