@@ -12,8 +12,9 @@ const EXIT_CODES: &str = "\
 Exit status:
   0  no finding at or above --fail-on (default: warning)
   1  findings at or above --fail-on
-  2  usage error, a PATH that cannot be read, or an internal error on some
-     conversation (the others are still scanned)";
+  2  usage error, a PATH that cannot be read or holds no conversation
+     (unless --allow-empty), or an internal error on some conversation (the
+     others are still scanned)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -69,10 +70,10 @@ pub struct RepairArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// The server version that will open these folders. 1.43.0 or newer
-    /// drops meta.json's copy of the agent; older or unset syncs it instead
-    /// (servers before 1.43 require it).
-    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
+    /// The server version that will open these folders (default: the newest
+    /// known, as for `diagnose`). 1.43.0 or newer drops meta.json's copy of
+    /// the agent; older syncs it instead (servers before 1.43 require it).
+    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version, default_value = crate::version::NEWEST_STR)]
     pub server_version: Option<Version>,
 
     /// Repair only these checks (comma-separated ids).
@@ -101,12 +102,22 @@ pub struct RepairArgs {
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
-    /// The run id printed by `repair`.
+    /// The run id printed by `repair` (`--list` shows them).
+    #[arg(
+        required_unless_present = "list",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub run_id: String,
 
     /// The backup directory given to `repair`, if any.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+
+    /// List the repair runs under the backup directory, oldest first, with
+    /// what each changed and whether it can still be undone; restore nothing.
+    #[arg(long, conflicts_with = "run_id")]
+    pub list: bool,
 }
 
 /// Severity threshold for a non-zero exit.
@@ -167,10 +178,16 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
-    /// Leave conversations with no finding above info out of the report (the
-    /// summary still counts them).
+    /// Leave out of the report the conversations with nothing at or above
+    /// --fail-on (with `never`: nothing above info); one that cannot load is
+    /// always shown. The summary still counts them all.
     #[arg(long)]
     pub hide_clean: bool,
+
+    /// Accept a PATH that holds no conversation (by default that is an error,
+    /// exit 2, so a failed mount in a cron job is noticed).
+    #[arg(long)]
+    pub allow_empty: bool,
 
     /// Worker threads analysing conversations (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

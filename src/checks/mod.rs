@@ -18,6 +18,7 @@ mod changed_during_read;
 mod dangling_parent;
 mod duplicate_event_id;
 mod duplicate_index;
+mod empty_conversation;
 pub mod false_root;
 mod filename_id_mismatch;
 pub mod head_lag;
@@ -174,6 +175,7 @@ pub trait Check: Sync {
 /// Every check, in the order they run and are listed.
 pub static REGISTRY: &[&dyn Check] = &[
     &changed_during_read::ChangedDuringRead,
+    &empty_conversation::EmptyConversation,
     &unreadable_state::UnreadableState,
     &id_mismatch::IdMismatch,
     &false_root::FalseRootCheck,
