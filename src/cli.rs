@@ -70,10 +70,12 @@ pub struct RepairArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// The server version that will open these folders (default: the newest
-    /// known, as for `diagnose`). 1.43.0 or newer drops meta.json's copy of
-    /// the agent; older syncs it instead (servers before 1.43 require it).
-    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version, default_value = crate::version::NEWEST_STR)]
+    /// The server version that will open these folders. Its rules are applied
+    /// (default: the newest known, as for `diagnose`); only when it is given,
+    /// and is 1.43.0 or newer, is meta.json's copy of the agent dropped. Left
+    /// out, that copy is synced instead, which every server accepts (servers
+    /// before 1.43 require it).
+    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
     pub server_version: Option<Version>,
 
     /// Repair only these checks (comma-separated ids).
@@ -146,9 +148,10 @@ pub struct DiagnoseArgs {
     pub events: bool,
 
     /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
-    /// which copy of a duplicated field wins).
-    #[arg(long, value_name = "X.Y.Z", default_value_t = crate::version::NEWEST, value_parser = parse_version)]
-    pub server_version: Version,
+    /// which copy of a duplicated field wins). Default: the newest known,
+    /// as for `repair`.
+    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
+    pub server_version: Option<Version>,
 
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]

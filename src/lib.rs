@@ -47,7 +47,7 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
 /// the newest known rules: say so on stderr, and report the rules used.
 fn known_rules(command: &mut cli::Command) {
     let v = match command {
-        cli::Command::Diagnose(a) => Some(&mut a.server_version),
+        cli::Command::Diagnose(a) => a.server_version.as_mut(),
         cli::Command::Repair(a) => a.server_version.as_mut(),
         _ => None,
     };

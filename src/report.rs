@@ -71,6 +71,9 @@ impl ConversationReport {
 /// What to analyse and how.
 pub struct Options<'a> {
     pub version: Version,
+    /// `--server-version` was given: version-specific repairs that an older
+    /// server would reject (dropping meta.json's agent) are offered only then.
+    pub version_given: bool,
     pub selected: &'a (dyn Fn(&str) -> bool + Sync),
     pub event_list: bool,
 }
@@ -148,7 +151,8 @@ pub fn analyze_with(
 pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> ConversationReport {
     let index = Index::build(&conv.events);
     let views = Views::compute(conv, &index, opts.version);
-    let ctx = Ctx::new(conv, &index, &views, opts.version);
+    let mut ctx = Ctx::new(conv, &index, &views, opts.version);
+    ctx.version_given = opts.version_given;
     let mut findings = checks::run_all(&ctx, opts.selected);
     if let Some(err) = &conv.events.error {
         findings.insert(

@@ -187,29 +187,46 @@ fn a_conversation_that_cannot_load_is_never_counted_clean() {
 
 #[test]
 fn diagnose_and_repair_share_the_server_version_default() {
-    // diagnose (default rules) marks meta-duplicate fixable ...
-    let (_, out, _) = run(&[
-        "diagnose",
-        "fixtures/fat-meta-divergence",
-        "--only",
-        "meta-duplicate",
-        "--format",
-        "json",
-    ]);
-    let f = &json(&out)["conversations"][0]["findings"][0];
-    assert_eq!(f["check"], "meta-duplicate");
-    assert_eq!(f["fixable"], true);
-    // ... and repair with no --server-version does that repair: it drops
-    // meta.json's copy of the agent.
-    let (code, out, err) = run(&[
-        "repair",
-        "--dry-run",
-        "--only",
-        "meta-duplicate",
-        "fixtures/fat-meta-divergence",
-    ]);
-    assert_eq!(code, 1, "{err}");
-    assert!(out.contains("-  \"agent\": {"), "{out}");
+    // Both commands apply the newest rules by default, and agree on what
+    // `repair` would do: dropping meta.json's agent (which servers before
+    // 1.43 would refuse) is offered only when the server version is given.
+    for given in [false, true] {
+        let mut d = vec![
+            "diagnose",
+            "fixtures/fat-meta-divergence",
+            "--only",
+            "meta-duplicate",
+            "--format",
+            "json",
+        ];
+        let mut r = vec![
+            "repair",
+            "--dry-run",
+            "--only",
+            "meta-duplicate",
+            "fixtures/fat-meta-divergence",
+        ];
+        if given {
+            d.extend(["--server-version", "1.58.2"]);
+            r.extend(["--server-version", "1.58.2"]);
+        }
+        let (_, out, _) = run(&d);
+        let report = json(&out);
+        assert_eq!(
+            report["server_version"]
+                .as_str()
+                .or(report["conversations"][0]["server_version"].as_str()),
+            Some("1.58.2"),
+            "{out}"
+        );
+        let f = &report["conversations"][0]["findings"][0];
+        assert_eq!(f["check"], "meta-duplicate");
+        assert_eq!(f["fixable"], given, "{f}");
+        let (code, out, err) = run(&r);
+        let drops = out.contains("-  \"agent\": {");
+        assert_eq!(drops, given, "version given: {given}\n{out}{err}");
+        assert_eq!(code, if given { 1 } else { 0 }, "{out}{err}");
+    }
 }
 
 #[test]

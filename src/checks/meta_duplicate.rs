@@ -28,8 +28,10 @@ Why it matters
   hydration.
 
 Repair
-  With `--server-version 1.43.0` or newer, `repair` removes `agent` from
-  meta.json (what those servers do themselves). Older servers require it."
+  With `--server-version 1.43.0` or newer given explicitly, `repair` removes
+  `agent` from meta.json (what those servers do themselves). Without the
+  flag it is kept: older servers require it, and a meta.json without it
+  drops the conversation from their list."
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -51,7 +53,9 @@ Repair
                 "meta.json",
                 format!("meta.json still carries a copy of the agent; {tail}"),
             )
-            .fixable(!ctx.version.meta_owns_agent()),
+            // Dropping it makes servers before 1.43 refuse the folder, so
+            // `repair` does it only when told which server opens it.
+            .fixable(ctx.version_given && !ctx.version.meta_owns_agent()),
         );
     }
 }

@@ -101,6 +101,8 @@ pub struct Ctx<'a> {
     pub views: &'a Views,
     pub reader: Reader<'a>,
     pub version: Version,
+    /// `--server-version` was given (not the default).
+    pub version_given: bool,
     pub now: SystemTime,
     /// Every secret of this conversation (the output layer's redactor),
     /// applied early where a message clips a value (see [`Ctx::quote`]).
@@ -126,6 +128,7 @@ impl<'a> Ctx<'a> {
             views,
             reader: Reader::new(conv, index, version),
             version,
+            version_given: false,
             now: SystemTime::now(),
             redactor,
         }

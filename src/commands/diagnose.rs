@@ -61,7 +61,8 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         .build()
         .context("cannot start worker threads")?;
     let opts = Options {
-        version: args.server_version,
+        version: args.server_version.unwrap_or(crate::version::NEWEST),
+        version_given: args.server_version.is_some(),
         selected: &selected,
         event_list: args.events,
     };
