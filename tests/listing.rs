@@ -373,3 +373,107 @@ fn catalog_counts_match() {
         }
     }
 }
+
+/// The key chain: a conversation the real 1.58.2 server wrote with
+/// OH_SECRET_KEY; the real SDK Cipher's verdict per key configuration is in
+/// the manifest (how many tokens decrypt, how many under the current key).
+/// convo-doctor, given the same environment variables, reports exactly the
+/// tokens that do not decrypt (warning) and those only a previous key
+/// decrypts (info), says "skipped" without a key, and never prints a token
+/// or a key.
+#[test]
+fn secrets_are_checked_against_the_keys_given_and_never_printed() {
+    let m = manifest();
+    let sec = &m["secrets"];
+    let folder = sec["folders"][0]["folder"].as_str().unwrap();
+    let dir = root().join(sec["store"].as_str().unwrap()).join(folder);
+    let dir_s = dir.to_string_lossy().into_owned();
+    let cipher = sec["cipher"].as_object().unwrap();
+    let total: u64 = cipher.values().map(|r| r["tokens"].as_u64().unwrap()).sum();
+    assert!(total >= 1, "the fixture holds encrypted values");
+    let (k1, k2) = ("convo-doctor-fixture-key-1", "convo-doctor-fixture-key-2");
+    let findings = |envs: &[(&str, &str)]| -> Vec<Value> {
+        let (_, out, _) = common::run(&["diagnose", &dir_s, "--format", "json"], envs);
+        for leak in ["gAAAAA", k1, k2] {
+            assert!(!out.contains(leak), "`{leak}` in the output");
+        }
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        doc["conversations"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["check"] == "secret-undecryptable")
+            .cloned()
+            .collect()
+    };
+    let none = findings(&[("OH_SECRET_KEY", ""), ("OH_PREVIOUS_SECRET_KEYS", "[]")]);
+    assert_eq!(none.len(), 1, "{none:?}");
+    assert_eq!(none[0]["severity"], "info");
+    assert!(none[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("{total} encrypted values not checked (skipped)")));
+
+    let configs: [(&str, Vec<(&str, &str)>); 3] = [
+        ("current", vec![("OH_SECRET_KEY", k1)]),
+        ("other", vec![("OH_SECRET_KEY", k2)]),
+        (
+            "rotated",
+            vec![
+                ("OH_SECRET_KEY", k2),
+                (
+                    "OH_PREVIOUS_SECRET_KEYS",
+                    "[\"convo-doctor-fixture-key-1\"]",
+                ),
+            ],
+        ),
+    ];
+    let mut seen_bad = false;
+    let mut seen_old = false;
+    for (name, envs) in &configs {
+        let got = findings(envs);
+        for (key, row) in cipher {
+            let file = key.rsplit('/').next().unwrap();
+            let tokens = row["tokens"].as_u64().unwrap();
+            let dec = row[name]["decrypt"].as_u64().unwrap();
+            let bad = tokens - dec;
+            let old = dec - row[name]["current_key"].as_u64().unwrap();
+            let warn = got
+                .iter()
+                .find(|f| f["file"] == file && f["severity"] == "warning");
+            let info = got
+                .iter()
+                .find(|f| f["file"] == file && f["severity"] == "info");
+            if bad > 0 {
+                seen_bad = true;
+                let msg = warn.unwrap_or_else(|| panic!("{name} {file}: {got:?}"))["message"]
+                    .as_str()
+                    .unwrap();
+                assert!(
+                    msg.starts_with(&format!("{bad} of {tokens} encrypted values")),
+                    "{name}: {msg}"
+                );
+            } else {
+                assert!(warn.is_none(), "{name} {file}: {warn:?}");
+            }
+            if old > 0 {
+                seen_old = true;
+                let msg = info.unwrap_or_else(|| panic!("{name} {file}: {got:?}"))["message"]
+                    .as_str()
+                    .unwrap();
+                assert!(
+                    msg.starts_with(&format!(
+                        "{old} encrypted values decrypt only with a previous key"
+                    )),
+                    "{name}: {msg}"
+                );
+            } else {
+                assert!(info.is_none(), "{name} {file}: {info:?}");
+            }
+        }
+    }
+    assert!(
+        seen_bad && seen_old,
+        "the real Cipher's verdicts cover both cases"
+    );
+}

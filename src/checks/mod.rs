@@ -31,6 +31,7 @@ pub mod misparented_recovery_error;
 pub mod not_listed;
 mod parent_cycle;
 pub mod plaintext_secret;
+mod secret_undecryptable;
 mod shadowed;
 mod stale_leaf;
 mod stale_running;
@@ -201,6 +202,7 @@ pub static REGISTRY: &[&dyn Check] = &[
     &live_lease::LiveLease,
     &not_listed::NotListed,
     &shadowed::Shadowed,
+    &secret_undecryptable::SecretUndecryptable,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {

@@ -60,10 +60,11 @@ pub enum Held {
     OtherHost { container: bool },
     /// No host or pid (a lease written before 1.22.0): the TTL alone decides.
     NoHostPid,
-    /// This host, and a process with `owner_pid` runs. `command` is what runs
-    /// under that pid now (from `/proc`), when it can be read; `reused` when
-    /// it is plainly not an agent-server (SDK #4893: a reused pid keeps a
-    /// dead owner's lease looking alive).
+    /// This host, and a process with `owner_pid` runs. `command` is the name
+    /// of what runs under that pid now (`/proc/<pid>/comm`, never its
+    /// arguments, which may hold secrets), when it can be read; `reused` when
+    /// its command line is plainly not an agent-server's (SDK #4893: a reused
+    /// pid keeps a dead owner's lease looking alive).
     ThisHostAlive {
         command: Option<String>,
         reused: bool,
@@ -211,12 +212,15 @@ pub fn judge(doc: &Doc, env: &Env) -> Lease {
     if !env.alive(pid) {
         return Lease::DeadOwner(p);
     }
-    let command = if env.pid_alive.is_none() {
-        command_of(pid)
+    let (command, reused) = if env.pid_alive.is_none() {
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .ok()
+            .map(|s| s.trim().to_string());
+        let reused = command_of(pid).is_some_and(|c| !plausible_server(&c));
+        (name, reused)
     } else {
-        None
+        (None, false)
     };
-    let reused = command.as_deref().is_some_and(|c| !plausible_server(c));
     Lease::Live(p, Held::ThisHostAlive { command, reused })
 }
 

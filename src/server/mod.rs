@@ -457,15 +457,8 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
                     LEASE,
                 );
             }
-            if !matches!(
-                meta.get("workspace").and_then(|w| w.get("kind")),
-                None | Some(Value::String(_))
-            ) || meta
-                .get("workspace")
-                .and_then(|w| w.get("kind"))
-                .and_then(Value::as_str)
-                .is_some_and(|k| k != "LocalWorkspace")
-            {
+            let kind = meta.get("workspace").and_then(|w| w.get("kind"));
+            if kind.is_some_and(|k| k.as_str() != Some("LocalWorkspace")) {
                 return Verdict::hidden(
                     "meta-invalid",
                     "meta.json",
