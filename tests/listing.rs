@@ -477,3 +477,53 @@ fn secrets_are_checked_against_the_keys_given_and_never_printed() {
         "the real Cipher's verdicts cover both cases"
     );
 }
+
+/// A conversation written inside a Docker-runtime container is encrypted
+/// with its own runtime key, not the host's OH_SECRET_KEY: not reported as
+/// undecryptable, but as skipped; its container paths are not flagged.
+#[test]
+fn docker_runtime_conversations_are_not_blamed_for_their_own_key() {
+    let m = manifest();
+    let sec = &m["secrets"];
+    let folder = sec["folders"][0]["folder"].as_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let conv = tmp.path().join(folder);
+    common::copy_tree(
+        &root().join(sec["store"].as_str().unwrap()).join(folder),
+        &conv,
+    );
+    let path = conv.join("base_state.json");
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["persistence_dir"] = Value::from(format!("/var/openhands/conversations/{folder}"));
+    state["workspace"]["working_dir"] = Value::from("/workspace");
+    std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(conv.join("meta.json")).unwrap()).unwrap();
+    meta["workspace"]["working_dir"] = Value::from("/workspace");
+    std::fs::write(
+        conv.join("meta.json"),
+        serde_json::to_string(&meta).unwrap(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(conv.join("bash_events")).unwrap();
+    let (_, out, _) = common::run(
+        &["diagnose", &conv.to_string_lossy(), "--format", "json"],
+        &[("OH_SECRET_KEY", "convo-doctor-fixture-key-2")],
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let findings = doc["conversations"][0]["findings"].as_array().unwrap();
+    let sec: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["check"] == "secret-undecryptable")
+        .collect();
+    assert_eq!(sec.len(), 1, "{findings:?}");
+    assert_eq!(sec[0]["severity"], "info");
+    assert!(sec[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Docker-runtime container"));
+    assert!(
+        findings.iter().all(|f| f["severity"] == "info"),
+        "container paths flagged: {findings:?}"
+    );
+}

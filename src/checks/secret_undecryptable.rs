@@ -146,7 +146,11 @@ What it finds
   previous key decrypts are reported as info (the server re-encrypts them
   under the current key at the next save). Without OH_SECRET_KEY the check
   says it was skipped (a server without OH_SECRET_KEY falls back to its
-  first session API key: pass that one).
+  first session API key: pass that one). A conversation written inside a
+  Docker-runtime container (1.52+; persistence_dir under
+  /var/openhands/conversations) is encrypted with its own runtime key, kept
+  in <persistence>/runtime-control/<id>.json under the host key: its values
+  are reported as skipped, not as undecryptable.
 
 Why it matters
   The SDK replaces a value it cannot decrypt with None, with only a log
@@ -161,6 +165,7 @@ Repair
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let keys = keys();
+        let in_container = docker_runtime(ctx);
         let mut skipped = 0;
         let mut first_file = None;
         for (file, doc) in [
@@ -178,7 +183,7 @@ Repair
                 continue;
             }
             first_file.get_or_insert(file);
-            if keys.current.is_none() {
+            if keys.current.is_none() || in_container {
                 skipped += found.len();
                 continue;
             }
@@ -216,7 +221,16 @@ Repair
                 ));
             }
         }
-        if skipped > 0 {
+        if skipped > 0 && in_container {
+            out.push(Finding::new(
+                self.id(),
+                Severity::Info,
+                first_file.unwrap_or("base_state.json"),
+                format!(
+                    "{skipped} encrypted values not checked (skipped): written inside a Docker-runtime container (persistence_dir under {CONTAINER_CONVERSATIONS}), so they are under the conversation's own key, kept in <persistence>/runtime-control/<id>.json, not under OH_SECRET_KEY"
+                ),
+            ));
+        } else if skipped > 0 {
             out.push(Finding::new(
                 self.id(),
                 Severity::Info,
@@ -227,6 +241,24 @@ Repair
             ));
         }
     }
+}
+
+/// `_CONVERSATIONS_DIR` of `docker_runtime/registry.py` (1.52+): where a
+/// conversation's folder is mounted inside its runtime container.
+const CONTAINER_CONVERSATIONS: &str = "/var/openhands/conversations";
+
+/// A conversation a Docker runtime container wrote: its server ran with
+/// `OH_CONVERSATIONS_PATH=/var/openhands/conversations` and the
+/// per-conversation `OH_SECRET_KEY` of its runtime identity.
+fn docker_runtime(ctx: &Ctx) -> bool {
+    ctx.conv
+        .base_state
+        .value()
+        .and_then(|b| b.get("persistence_dir"))
+        .and_then(Value::as_str)
+        .is_some_and(|p| {
+            p == CONTAINER_CONVERSATIONS || p.starts_with("/var/openhands/conversations/")
+        })
 }
 
 fn clip_list(v: &[String]) -> String {
