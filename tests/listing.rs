@@ -112,6 +112,7 @@ fn both_outcomes_and_every_reason_are_covered() {
         "folder-not-id",
         "lease-held",
         "state-does-not-load",
+        "events-do-not-load",
         "base-state-unreadable",
         "bad-execution-status",
         "no-base-state",
