@@ -17,6 +17,19 @@ use convo_doctor::version::Version;
 use convo_doctor::view::Views;
 use serde_json::Value;
 
+fn all(_: &str) -> bool {
+    true
+}
+
+/// The one place these tests build report options (every check selected).
+fn opts(version: Version) -> Options<'static> {
+    Options {
+        version,
+        selected: &all,
+        event_list: false,
+    }
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/listing")
 }
@@ -152,16 +165,11 @@ fn a_failing_search_is_told_apart() {
 fn reports_carry_listed_and_never_call_a_hidden_one_clean() {
     let m = manifest();
     let same_host = lease::this_host().as_deref() == m["judge_host"].as_str();
-    let all = |_: &str| true;
     for (store, folder, case, rel, real) in cases(&m) {
         if case == "lease-dead-pid" && !same_host {
             continue; // another host here: that lease is live for us
         }
-        let opts = Options {
-            version: rel.parse().unwrap(),
-            selected: &all,
-            event_list: false,
-        };
+        let opts = opts(rel.parse().unwrap());
         let dir = root().join(&store).join(&folder);
         let r = analyze(&dir, folder.clone(), &opts);
         assert_eq!(r.listed, Some(real), "{store}/{folder} by {rel}");
@@ -197,12 +205,7 @@ fn the_copy_and_the_original_are_both_told_about_the_shadow() {
             .unwrap()
             .to_string()
     };
-    let all = |_: &str| true;
-    let opts = Options {
-        version: "1.58.2".parse().unwrap(),
-        selected: &all,
-        event_list: false,
-    };
+    let opts = opts("1.58.2".parse().unwrap());
     let (ok, copy) = (folder("ok"), folder("shadow"));
     let orig = analyze(&root().join("1.58.2").join(&ok), ok.clone(), &opts);
     let dup = analyze(&root().join("1.58.2").join(&copy), copy.clone(), &opts);
@@ -229,12 +232,7 @@ fn the_copy_and_the_original_are_both_told_about_the_shadow() {
 #[test]
 fn sdk_only_folders_and_subagents_are_not_judged() {
     // every other fixture is an SDK-written folder alone in its store
-    let all = |_: &str| true;
-    let opts = Options {
-        version: "1.58.2".parse().unwrap(),
-        selected: &all,
-        event_list: false,
-    };
+    let opts = opts("1.58.2".parse().unwrap());
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let first = |d: PathBuf| {
         std::fs::read_dir(d)
@@ -281,12 +279,7 @@ fn known_sdk_files_are_not_flagged() {
     let store = tmp.path().join("conversations");
     let conv = store.join(&ok);
     common::copy_tree(&root().join("1.58.2").join(&ok), &conv);
-    let all = |_: &str| true;
-    let opts = Options {
-        version: "1.58.2".parse().unwrap(),
-        selected: &all,
-        event_list: false,
-    };
+    let opts = opts("1.58.2".parse().unwrap());
     let findings = |r: &convo_doctor::report::ConversationReport| {
         r.findings
             .iter()
