@@ -15,6 +15,7 @@ pub mod kinds;
 pub mod render;
 pub mod report;
 pub mod secrets;
+pub mod server;
 pub mod store;
 pub mod text;
 pub mod version;

@@ -51,6 +51,10 @@ pub struct ConversationReport {
     pub path: String,
     pub id: String,
     pub server_version: String,
+    /// Whether agent-server `server_version` lists this folder in its
+    /// conversation list; `null` when no server would catalog it (a nested
+    /// sub-agent, an SDK-only store). `not-listed` says why not.
+    pub listed: Option<bool>,
     pub events: EventCounts,
     pub load_error: Option<LoadFailure>,
     pub verdict: String,
@@ -166,6 +170,7 @@ pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> C
         );
     }
     let false_roots = false_root::find(&ctx);
+    let listed = checks::not_listed::verdict(&ctx).listed;
     let redactor = ctx.redactor.clone();
     let events = EventCounts {
         on_disk: conv.events.on_disk,
@@ -184,6 +189,7 @@ pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> C
         path: display,
         id: conversation_id(conv),
         server_version: opts.version.to_string(),
+        listed,
         events,
         load_error,
         verdict,

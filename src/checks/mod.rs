@@ -29,8 +29,11 @@ pub mod live_lease;
 pub mod meta_divergence;
 mod meta_duplicate;
 pub mod misparented_recovery_error;
+pub mod not_listed;
 mod parent_cycle;
 pub mod plaintext_secret;
+mod secret_undecryptable;
+mod shadowed;
 mod stale_leaf;
 mod stale_running;
 mod unknown_field;
@@ -202,6 +205,9 @@ pub static REGISTRY: &[&dyn Check] = &[
     &meta_duplicate::MetaDuplicate,
     &plaintext_secret::PlaintextSecret,
     &live_lease::LiveLease,
+    &not_listed::NotListed,
+    &shadowed::Shadowed,
+    &secret_undecryptable::SecretUndecryptable,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {

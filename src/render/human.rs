@@ -87,6 +87,15 @@ impl Renderer for Human {
             );
         }
         let _ = writeln!(s, "  {} {}", self.faint("→"), self.verdict(r));
+        if let Some(listed) = r.listed {
+            let how = if listed { "yes" } else { "no (see not-listed)" };
+            let _ = writeln!(
+                s,
+                "  {} listed by agent-server {}: {how}",
+                self.faint("→"),
+                r.server_version
+            );
+        }
         if let Some(rows) = &r.event_list {
             let _ = writeln!(
                 s,
