@@ -93,6 +93,9 @@ pub struct EventRecord {
     pub keys: u128,
     /// Top-level keys outside that table (no release knows them).
     pub odd_keys: Vec<String>,
+    /// What pydantic says about the whole event under the release it was
+    /// read for (empty: valid, or not validated). See [`crate::validate`].
+    pub invalid: Vec<crate::validate::VError>,
 }
 
 impl EventRecord {
@@ -383,8 +386,33 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
         error,
         keys: raw.keys,
         odd_keys: raw.odd_keys,
+        invalid: Vec::new(),
     })
 }
+
+/// [`parse_event`], then the whole event validated with the model of release
+/// `version` (see [`crate::validate`]); the first errors are kept.
+pub fn parse_event_for(
+    bytes: &[u8],
+    version: Option<crate::version::Version>,
+) -> Result<EventRecord, Unreadable> {
+    let mut rec = parse_event(bytes)?;
+    if let Some(v) = version {
+        // parse_event checked UTF-8 and JSON syntax already
+        if let Some(out) = std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|t| crate::validate::event_text(v, t))
+        {
+            let mut errors = out.errors;
+            errors.truncate(MAX_KEPT_ERRORS);
+            rec.invalid = errors;
+        }
+    }
+    Ok(rec)
+}
+
+/// How many validation errors an event keeps (pydantic reports them all).
+pub const MAX_KEPT_ERRORS: usize = 3;
 
 /// The nesting depth pydantic's JSON parser (jiter) accepts.
 pub const MAX_DEPTH: usize = 200;

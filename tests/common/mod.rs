@@ -84,7 +84,7 @@ pub fn agent_view(dir: &Path, version: &str) -> Result<Vec<usize>, convo_doctor:
     use convo_doctor::store::{Conversation, Index};
     use convo_doctor::view::Views;
     let v = version.parse().unwrap();
-    let conv = Conversation::load(dir, true);
+    let conv = Conversation::load(dir, v);
     let index = Index::build(&conv.events);
     Views::compute(&conv, &index, v).agent
 }
