@@ -25,8 +25,8 @@ use crate::version::Version;
 const SOURCES: &[(&str, &str)] = &[
     ("1.29.3", include_str!("../../data/schemas/1.29.3.json")),
     ("1.33.0", include_str!("../../data/schemas/1.33.0.json")),
-    // ("1.34.0", include_str!("../../data/schemas/1.34.0.json")),
-    // ("1.38.0", include_str!("../../data/schemas/1.38.0.json")),
+    ("1.34.0", include_str!("../../data/schemas/1.34.0.json")),
+    ("1.38.0", include_str!("../../data/schemas/1.38.0.json")),
     ("1.43.1", include_str!("../../data/schemas/1.43.1.json")),
     ("1.47.0", include_str!("../../data/schemas/1.47.0.json")),
     ("1.52.0", include_str!("../../data/schemas/1.52.0.json")),
