@@ -24,7 +24,10 @@ What it finds
   (`max_iterations: Input should be a valid integer`, `head_is_empty: Input
   should be a valid boolean`). The model, with pydantic's lax coercions,
   comes from the real release (data/schemas/, see docs/format.md). The
-  message gives pydantic's location and error, never the value.
+  message gives pydantic's location and error, never the value. Parts of
+  the agent's configuration (LLM, MCP servers, skills, hooks, secrets) go
+  through SDK validator code that cannot be copied; convo-doctor does not
+  judge those and never reports them (docs/format.md lists them).
 
 Why it matters
   The SDK's resume path runs `ConversationState.model_validate` on it

@@ -34,35 +34,35 @@ const SOURCES: &[(&str, &str)] = &[
     ("1.58.2", include_str!("../../data/schemas/1.58.2.json")),
 ];
 
-fn all() -> &'static [(Version, Result<Schema, String>)] {
-    static ALL: OnceLock<Vec<(Version, Result<Schema, String>)>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        SOURCES
-            .iter()
-            .filter_map(|(v, text)| {
-                let v: Version = v.parse().ok()?;
-                Some((
-                    v,
-                    Schema::parse(text).map_err(|e| format!("data/schemas/{v}.json: {e}")),
-                ))
-            })
-            .collect()
+type Compiled = OnceLock<Result<Schema, String>>;
+
+/// One slot per source, compiled on first use (a run needs one release).
+fn slots() -> &'static [Compiled] {
+    static SLOTS: OnceLock<Vec<Compiled>> = OnceLock::new();
+    SLOTS.get_or_init(|| SOURCES.iter().map(|_| OnceLock::new()).collect())
+}
+
+fn compiled(i: usize) -> &'static Result<Schema, String> {
+    slots()[i].get_or_init(|| {
+        let (v, text) = SOURCES[i];
+        Schema::parse(text).map_err(|e| format!("data/schemas/{v}.json: {e}"))
     })
 }
 
 /// The schema of the newest extracted release not newer than `v` (the oldest
 /// for older versions), or the one-line reason its data file is unusable.
 pub fn schema_for(v: Version) -> Result<&'static Schema, &'static str> {
-    let all = all();
-    let (_, s) = all.iter().rev().find(|(sv, _)| *sv <= v).unwrap_or(&all[0]);
-    s.as_ref().map_err(|e| e.as_str())
+    let i = SOURCES
+        .iter()
+        .rposition(|(sv, _)| sv.parse::<Version>().is_ok_and(|sv| sv <= v))
+        .unwrap_or(0);
+    compiled(i).as_ref().map_err(|e| e.as_str())
 }
 
 /// Every schema data file that does not load, as one-line messages.
 pub fn broken_schema_files() -> Vec<String> {
-    all()
-        .iter()
-        .filter_map(|(_, s)| s.as_ref().err().cloned())
+    (0..SOURCES.len())
+        .filter_map(|i| compiled(i).as_ref().err().cloned())
         .collect()
 }
 
@@ -110,7 +110,10 @@ mod tests {
             "{:?}",
             broken_schema_files()
         );
-        assert_eq!(all().len(), SOURCES.len());
+        for (v, _) in SOURCES {
+            let v: Version = v.parse().unwrap();
+            assert!(schema_for(v).is_ok(), "{v}");
+        }
     }
 
     #[test]
