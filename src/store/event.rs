@@ -469,6 +469,8 @@ pub fn parse_event_for(
     };
     let value = Value::Object(map);
     let mut errors = crate::validate::event(schema, &value).errors;
+    // a crash (not a ValidationError) decides the exception: keep it first
+    errors.sort_by_key(|e| e.exception() == "ValidationError");
     errors.truncate(MAX_KEPT_ERRORS);
     let Value::Object(map) = value else {
         unreachable!("built as an object above")

@@ -171,6 +171,17 @@ impl<'a> Reader<'a> {
             .record
             .as_ref()
             .map_err(|u| ReadError::Unreadable(u.clone()))?;
+        // An SDK validator that crashes (the old `_validate_subtype` on a
+        // non-object) aborts the validation: its exception wins over every
+        // error pydantic would have collected, once the kind is dispatched.
+        if let Some(crash) = rec.invalid.iter().find(|e| e.exception() != "ValidationError") {
+            if self.kinds.event.contains(&rec.kind) {
+                return Err(ReadError::Invalid {
+                    kind: rec.kind.clone(),
+                    errors: vec![crash.clone()],
+                });
+            }
+        }
         self.check_kinds(rec)?;
         if !self.version.tree_era() && rec.parent.is_present() {
             return Err(ReadError::TreeFieldTooNew);
