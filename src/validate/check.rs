@@ -549,10 +549,13 @@ impl<'s> Ctx<'s> {
                 let client = kind
                     .filter(|k| k.starts_with("ClientAction_"))
                     .map(String::from);
-                self.err(
-                    "value_error",
-                    format!("Value error, Unknown kind for {base}"),
-                );
+                // the SDK names the kind: only the empty one it substitutes is
+                // repeated here, never a value from the file
+                let msg = match kind {
+                    None => format!("Value error, Unknown kind '' for {base}"),
+                    Some(_) => format!("Value error, Unknown kind for {base}"),
+                };
+                self.err("value_error", msg);
                 if let Some(e) = self.out.errors.last_mut() {
                     e.client_kind = client;
                 }
