@@ -551,9 +551,10 @@ impl<'s> Ctx<'s> {
                     .map(String::from);
                 // the SDK names the kind: only the empty one it substitutes is
                 // repeated here, never a value from the file
-                let msg = match kind {
-                    None => format!("Value error, Unknown kind '' for {base}"),
-                    Some(_) => format!("Value error, Unknown kind for {base}"),
+                let msg = if matches!(m.get("kind"), None | Some(Value::Null)) {
+                    format!("Value error, Unknown kind '' for {base}")
+                } else {
+                    format!("Value error, Unknown kind for {base}")
                 };
                 self.err("value_error", msg);
                 if let Some(e) = self.out.errors.last_mut() {

@@ -96,7 +96,11 @@ pub fn state_verdict(v: Version, base_state: &Value) -> Result<(), Vec<VError>> 
         return Ok(());
     }
     // a crash (not a ValidationError) aborts the validation: it is what the SDK raises
-    if let Some(crash) = out.errors.iter().find(|e| e.exception() != "ValidationError") {
+    if let Some(crash) = out
+        .errors
+        .iter()
+        .find(|e| e.exception() != "ValidationError")
+    {
         return Err(vec![crash.clone()]);
     }
     out.errors.truncate(crate::store::event::MAX_KEPT_ERRORS);

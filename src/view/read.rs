@@ -174,7 +174,11 @@ impl<'a> Reader<'a> {
         // An SDK validator that crashes (the old `_validate_subtype` on a
         // non-object) aborts the validation: its exception wins over every
         // error pydantic would have collected, once the kind is dispatched.
-        if let Some(crash) = rec.invalid.iter().find(|e| e.exception() != "ValidationError") {
+        if let Some(crash) = rec
+            .invalid
+            .iter()
+            .find(|e| e.exception() != "ValidationError")
+        {
             if self.kinds.event.contains(&rec.kind) {
                 return Err(ReadError::Invalid {
                     kind: rec.kind.clone(),
