@@ -233,3 +233,46 @@ fn damaged_fields_match_the_real_releases() {
     assert!(compared >= 40, "{compared}");
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
+
+/// End to end through the CLI: the finding names the field and pydantic's
+/// words, at error severity on the agent's branch, and never the value (a
+/// secret-looking `source` stays out of every output format).
+#[test]
+fn the_cli_names_the_field_never_the_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/validation/source-bogus/a5050c9292d85c568ea70f078f0dddb5");
+    let dir = tmp.path().join("a5050c9292d85c568ea70f078f0dddb5");
+    std::fs::create_dir_all(dir.join("events")).unwrap();
+    for e in walkdir::WalkDir::new(&src).into_iter().filter_map(|e| e.ok()) {
+        let rel = e.path().strip_prefix(&src).unwrap();
+        if e.file_type().is_file() {
+            std::fs::copy(e.path(), dir.join(rel)).unwrap();
+        }
+    }
+    // the user message's source becomes a secret-looking string
+    let user = std::fs::read_dir(dir.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("629787e5"))
+        .unwrap();
+    let mut ev: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    ev["source"] = serde_json::json!("sk-NEVER-QUOTED-0123456789");
+    std::fs::write(&user, ev.to_string()).unwrap();
+    for format in ["human", "json", "jsonl"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+            .args(["diagnose", "--format", format, dir.to_str().unwrap()])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("NEVER"), "{format}: {stdout}");
+        assert!(stdout.contains("invalid-event"), "{format}: {stdout}");
+        assert!(
+            stdout.contains("source: Input should be 'agent', 'user', 'environment' or 'hook' [type=literal_error]"),
+            "{format}: {stdout}"
+        );
+        assert_ne!(out.status.code(), Some(0), "{format}");
+    }
+}

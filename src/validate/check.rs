@@ -36,7 +36,9 @@ impl std::fmt::Display for VError {
         if self.loc.is_empty() {
             write!(f, "{} [type={}]", self.msg, self.kind)
         } else {
-            write!(f, "{}: {} [type={}]", self.loc, self.msg, self.kind)
+            // a loc holds the file's own keys: clipped like any quoted name
+            let loc = crate::text::clip(&self.loc, crate::text::QUOTE_MAX);
+            write!(f, "{loc}: {} [type={}]", self.msg, self.kind)
         }
     }
 }
