@@ -656,6 +656,59 @@ impl<'s> Ctx<'s> {
                     "Assertion failed, the value is not a kind name",
                 ),
             },
+            Sem::Tags(max) => match v {
+                Value::Null => {}
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        // re.match(r"^[a-z0-9]+$"): `$` also matches before a final newline
+                        let key = k.strip_suffix('\n').unwrap_or(k);
+                        if key.is_empty()
+                            || !key
+                                .bytes()
+                                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                        {
+                            self.err(
+                                "value_error",
+                                "Value error, Tag key is invalid: keys must be lowercase alphanumeric only",
+                            );
+                            return;
+                        }
+                        let len = match x {
+                            Value::String(t) => t.chars().count(),
+                            Value::Array(a) => a.len(),
+                            Value::Object(o) => o.len(),
+                            other => {
+                                self.err(
+                                    "TypeError",
+                                    format!(
+                                        "object of type '{}' has no len()",
+                                        if other.is_null() {
+                                            "NoneType"
+                                        } else {
+                                            type_of(other)
+                                        }
+                                    ),
+                                );
+                                return;
+                            }
+                        };
+                        if len > *max {
+                            self.err(
+                                "value_error",
+                                format!("Value error, Tag value exceeds maximum length of {max} characters"),
+                            );
+                            return;
+                        }
+                    }
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                }
+                other => self.err(
+                    "AttributeError",
+                    format!("'{}' object has no attribute 'items'", type_of(other)),
+                ),
+            },
             Sem::Opaque => match (mode, inner) {
                 (FnMode::After, Some(i)) => {
                     let o = self.trial(i, v);

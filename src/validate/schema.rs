@@ -60,6 +60,8 @@ pub enum Sem {
     /// `ToolDefinition._val_action_type` / `_val_observation_type`: a str must
     /// be a kind of this `Kinds` node (`resolve_kind`), `null` when allowed.
     ResolveKind { kinds: NodeId, null: bool },
+    /// `_validate_tags`: keys `^[a-z0-9]+$`, values of `len()` at most this.
+    Tags(usize),
     /// Not encoded: "cannot judge".
     Opaque,
 }
@@ -421,6 +423,9 @@ impl<'a> Compiler<'a> {
                         kinds: self.node(m.get("kinds").ok_or("resolve_kind without kinds")?)?,
                         null: m.get("null").and_then(Value::as_bool).unwrap_or(false),
                     },
+                    "tags" => {
+                        Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
+                    }
                     _ => Sem::Opaque,
                 };
                 Node::Fn {
