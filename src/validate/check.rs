@@ -377,7 +377,11 @@ impl<'s> Ctx<'s> {
                     }
                 }
             }
-            Node::Kinds { base, choices } => self.kinds(base, choices, v),
+            Node::Kinds {
+                base,
+                choices,
+                unhashable_value_error,
+            } => self.kinds(base, choices, *unhashable_value_error, v),
             Node::Model {
                 name,
                 fields,
@@ -385,6 +389,7 @@ impl<'s> Ctx<'s> {
                 extras,
                 dum,
                 kind_alias,
+                custom_init,
             } => {
                 let Value::Object(m) = v else {
                     if *dum && s.dum_crash {
@@ -396,6 +401,10 @@ impl<'s> Ctx<'s> {
                     }
                     return;
                 };
+                if *custom_init {
+                    self.unjudged("a custom __init__");
+                    return;
+                }
                 let mut skip_kind = false;
                 if *dum && !*kind_alias {
                     match m.get("kind") {
@@ -523,7 +532,7 @@ impl<'s> Ctx<'s> {
         }
     }
 
-    fn kinds(&mut self, base: &str, choices: &[(String, NodeId)], v: &Value) {
+    fn kinds(&mut self, base: &str, choices: &[(String, NodeId)], unhashable_ve: bool, v: &Value) {
         let Value::Object(m) = v else {
             if self.s.dum_crash {
                 self.crash(v);
@@ -536,6 +545,7 @@ impl<'s> Ctx<'s> {
             None | Some(Value::Null) if choices.len() == 1 => Some(choices[0].0.as_str()),
             None | Some(Value::Null) => None,
             Some(Value::String(k)) => Some(k.as_str()),
+            Some(Value::Array(_)) | Some(Value::Object(_)) if unhashable_ve => None,
             Some(Value::Array(_)) | Some(Value::Object(_)) => {
                 self.err(
                     "TypeError",

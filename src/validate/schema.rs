@@ -125,10 +125,15 @@ pub enum Node {
         /// absent or its own name.
         dum: bool,
         kind_alias: bool,
+        /// pydantic calls the class's own `__init__(**data)`: not judged.
+        custom_init: bool,
     },
     /// `_validate_subtype` on an abstract base: dispatch by `kind`.
     Kinds {
         base: String,
+        /// An unhashable `kind` is a `ValueError` (a `resolve_kind` override)
+        /// rather than the mixin's `TypeError`.
+        unhashable_value_error: bool,
         choices: Vec<(String, NodeId)>,
     },
     Fn {
@@ -330,6 +335,8 @@ impl<'a> Compiler<'a> {
                 choices: self.choices(m)?,
             },
             "kinds" => Node::Kinds {
+                unhashable_value_error: m.get("unhashable").and_then(Value::as_str)
+                    == Some("ValueError"),
                 base: m
                     .get("base")
                     .and_then(Value::as_str)
@@ -384,6 +391,7 @@ impl<'a> Compiler<'a> {
                     extras: self.opt_node(m, "xs")?,
                     dum: m.contains_key("dum"),
                     kind_alias: m.contains_key("kind_alias"),
+                    custom_init: m.contains_key("custom_init"),
                 }
             }
             "fn" => {
