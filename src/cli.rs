@@ -148,8 +148,8 @@ pub struct DiagnoseArgs {
     pub events: bool,
 
     /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
-    /// which copy of a duplicated field wins). Default: the newest known,
-    /// as for `repair`.
+    /// the pydantic models events and base_state.json must fit, which copy of
+    /// a duplicated field wins). Default: the newest known, as for `repair`.
     #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
     pub server_version: Option<Version>,
 

@@ -18,6 +18,7 @@ pub mod secrets;
 pub mod server;
 pub mod store;
 pub mod text;
+pub mod validate;
 pub mod version;
 pub mod view;
 

@@ -111,6 +111,14 @@ pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
             "base_state.json is missing and there is no agent to rebuild it".into()
         }
         LoadError::BadBaseState(why) => format!("base_state.json: {why}"),
+        LoadError::InvalidState(errors) => format!(
+            "base_state.json: {}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
         LoadError::IdMismatch { expected, found } => {
             format!(
                 "Conversation ID mismatch: folder is {}, base_state.json has {}",
@@ -147,7 +155,7 @@ pub fn analyze_with(
     opts: &Options,
     overlay: &Overlay,
 ) -> ConversationReport {
-    let conv = Conversation::load_with(dir, opts.version.wide_index(), overlay);
+    let conv = Conversation::load_with(dir, opts.version, overlay);
     analyze_loaded(&conv, display, opts)
 }
 

@@ -64,7 +64,7 @@ fn cases(m: &Value) -> Vec<(String, String, String, String, bool)> {
 /// could name another host).
 fn verdict(store: &str, folder: &str, version: Version, host: &str) -> server::Verdict {
     let dir = root().join(store).join(folder);
-    let conv = Conversation::load(&dir, version.wide_index());
+    let conv = Conversation::load(&dir, version);
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, version);
     let ctx = Ctx::new(&conv, &index, &views, version);

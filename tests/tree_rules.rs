@@ -149,7 +149,9 @@ fn an_unreadable_event_on_the_branch_fails_the_load_but_not_off_it() {
     c.write_raw(
         2,
         &leaf,
-        &json!({"id": leaf, "parent_id": eid(1), "kind": "MessageEvent"}).to_string(),
+        &json!({"id": leaf, "parent_id": eid(1), "kind": "MessageEvent", "source": "user",
+                "llm_message": {"role": "user", "content": []}})
+        .to_string(),
     );
     assert!(matches!(
         agent_view(c.path(), NEW),

@@ -211,7 +211,7 @@ fn diagnose_with(
 pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let version = opts.version();
     let stamp_before = crate::store::conversation::stamp(dir);
-    let conv = Conversation::load(dir, version.wide_index());
+    let conv = Conversation::load(dir, version);
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, version);
     let mut ctx = Ctx::new(&conv, &index, &views, version);

@@ -30,6 +30,12 @@ pub enum ReadError {
         kind: String,
         field: String,
     },
+    /// The release's pydantic model refuses the event (`ValidationError`):
+    /// a missing or mistyped field at any depth (see [`crate::validate`]).
+    Invalid {
+        kind: String,
+        errors: Vec<crate::validate::VError>,
+    },
 }
 
 impl std::fmt::Display for ReadError {
@@ -50,6 +56,17 @@ impl std::fmt::Display for ReadError {
                 f,
                 "its key `{field}` is not a field of {kind} in this SDK, which forbids extra keys"
             ),
+            ReadError::Invalid { kind, errors } => {
+                let kind = crate::text::clip(kind, crate::text::QUOTE_MAX);
+                write!(f, "the SDK's model of {kind} refuses it: ")?;
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -154,6 +171,21 @@ impl<'a> Reader<'a> {
             .record
             .as_ref()
             .map_err(|u| ReadError::Unreadable(u.clone()))?;
+        // An SDK validator that crashes (the old `_validate_subtype` on a
+        // non-object) aborts the validation: its exception wins over every
+        // error pydantic would have collected, once the kind is dispatched.
+        if let Some(crash) = rec
+            .invalid
+            .iter()
+            .find(|e| e.exception() != "ValidationError")
+        {
+            if self.kinds.event.contains(&rec.kind) {
+                return Err(ReadError::Invalid {
+                    kind: rec.kind.clone(),
+                    errors: vec![crash.clone()],
+                });
+            }
+        }
         self.check_kinds(rec)?;
         if !self.version.tree_era() && rec.parent.is_present() {
             return Err(ReadError::TreeFieldTooNew);
@@ -171,6 +203,25 @@ impl<'a> Reader<'a> {
                     field,
                 });
             }
+        }
+        // Whole-model validation; an unknown `ClientAction_<tool>` kind is
+        // registered from meta.json's client tools at run time.
+        let client_ok = |e: &crate::validate::VError| {
+            e.client_kind
+                .as_deref()
+                .and_then(|k| k.strip_prefix("ClientAction_"))
+                .is_some_and(|n| self.client_tools.contains(n))
+        };
+        if !rec.invalid.is_empty() && !rec.invalid.iter().all(client_ok) {
+            return Err(ReadError::Invalid {
+                kind: rec.kind.clone(),
+                errors: rec
+                    .invalid
+                    .iter()
+                    .filter(|e| !client_ok(e))
+                    .cloned()
+                    .collect(),
+            });
         }
         Ok(rec)
     }

@@ -16,6 +16,8 @@ pub enum LoadError {
     NoBaseState,
     /// base_state.json cannot be read or validated.
     BadBaseState(String),
+    /// `ConversationState.model_validate` refuses base_state.json (pydantic's errors).
+    InvalidState(Vec<crate::validate::VError>),
     /// base_state.json belongs to another conversation.
     IdMismatch { expected: String, found: String },
     /// An event on the walk (or in the leaf scan) cannot be read.
@@ -34,10 +36,14 @@ impl LoadError {
         match self {
             LoadError::NoBaseState | LoadError::IdMismatch { .. } => "ValueError",
             LoadError::BadBaseState(_) => "ValidationError",
+            LoadError::InvalidState(e) => e.first().map_or("ValidationError", |e| e.exception()),
             LoadError::Read { error, .. } => match error {
                 ReadError::NonCanonicalName { .. }
                 | ReadError::Unreadable(crate::store::Unreadable::Empty) => "FileNotFoundError",
                 ReadError::Unreadable(crate::store::Unreadable::NotUtf8) => "UnicodeDecodeError",
+                ReadError::Invalid { errors, .. } => {
+                    errors.first().map_or("ValidationError", |e| e.exception())
+                }
                 _ => "ValidationError",
             },
             LoadError::UnknownLeaf { .. } | LoadError::UnknownParent { .. } => "KeyError",
@@ -74,6 +80,7 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
         }
         Doc::Unreadable(u) => return Err(LoadError::BadBaseState(u.to_string())),
     };
+    crate::validate::state_verdict(reader.version, state).map_err(LoadError::InvalidState)?;
     let found = state.get("id").and_then(Value::as_str).map(norm_id);
     let expected = conv
         .meta
