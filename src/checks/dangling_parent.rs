@@ -1,6 +1,6 @@
 //! `dangling-parent`: a `parent_id` that names no event in the log.
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Check, Ctx, Finding, Repair, Severity};
 use crate::store::ParentRef;
 use crate::view::LoadError;
 
@@ -29,6 +29,10 @@ Why it matters
 
 Repair
   None automatic."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("which event the parent should be cannot be known from disk")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

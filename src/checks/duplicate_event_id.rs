@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Check, Ctx, Finding, Repair, Severity};
 
 pub struct DuplicateEventId;
 
@@ -28,6 +28,10 @@ Why it matters
 
 Repair
   None automatic."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("which copy the children and the HEAD mean needs a human")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

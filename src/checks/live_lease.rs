@@ -4,7 +4,7 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::Value;
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 
 pub struct LiveLease;
 
@@ -124,6 +124,10 @@ Why it matters
 
 Repair
   None: stop the server (or wait until it evicts the idle conversation) first."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("stop the server (or wait until it evicts the idle conversation) first")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

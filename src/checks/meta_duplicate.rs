@@ -1,6 +1,6 @@
 //! `meta-duplicate` (info): meta.json still carries a copy of the agent.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 
 pub struct MetaDuplicate;
 
@@ -30,6 +30,15 @@ Why it matters
 Repair
   With `--server-version 1.43.0` or newer, `repair` removes `agent` from
   meta.json (what those servers do themselves). Older servers require it."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "only with `--server-version 1.43.0` or newer: remove `agent` from meta.json (what those servers do at their next hydration); `workspace` and every other key stay, since they are still required",
+            guards: "meta.json's agent holds no real secret (Fernet token or value) that base_state.json lacks",
+            planner: Some(crate::fix::meta::plan_duplicate),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

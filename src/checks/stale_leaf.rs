@@ -1,6 +1,6 @@
 //! `stale-leaf`: base_state.json's `leaf_event_id` names no event in the log.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
 
 pub struct StaleLeaf;
@@ -28,6 +28,10 @@ Why it matters
 Repair
   None automatic yet (pointing the HEAD at the newest real event is safe only
   when the log has a single branch)."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("pointing the HEAD at the newest real event is safe only when the log has a single branch")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

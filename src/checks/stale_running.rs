@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::live_lease::{lease_state, Lease};
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 
 pub struct StaleRunning;
 
@@ -33,6 +33,10 @@ Why it matters
 Repair
   None needed: the server's own recovery handles it. Do not edit
   execution_status by hand."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("none needed: the server's own recovery handles it")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -137,6 +137,31 @@ pub fn plan(
             };
             s.push_str(&diff(e, &shown, color, show_content));
         }
+        // renames and quarantines, as `git diff` shows a rename
+        for m in &p.moves {
+            let shown = |rel: &str| {
+                sanitize(&if prefix.is_empty() {
+                    rel.to_string()
+                } else {
+                    format!("{prefix}/{rel}")
+                })
+            };
+            match &m.to {
+                Some(to) => {
+                    let _ = writeln!(s, "rename from {}", shown(&m.rel));
+                    let _ = writeln!(s, "rename to   {}", shown(to));
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "quarantine  {} ({} bytes, sha256 {}) -> the run's backup",
+                        shown(&m.rel),
+                        m.bytes.len(),
+                        &crate::fix::persist::sha256(&m.bytes)[..16]
+                    );
+                }
+            }
+        }
     }
     let failed = matches!(applied, Some(Err(_)));
     if !changing && !failed && p.left.is_empty() && p.notes.is_empty() && p.refused.is_none() {
@@ -155,6 +180,19 @@ pub fn plan(
     if let Some(r) = &p.refused {
         let _ = writeln!(s, "  refused: {}", sanitize(r));
     } else if !matches!(applied, Some(Err(_))) {
+        for m in &p.moves {
+            let checks = if m.checks.is_empty() {
+                "count-marker".to_string()
+            } else {
+                m.checks.join(",")
+            };
+            let _ = writeln!(
+                s,
+                "  {verb:<9} [{checks}] {}: {}",
+                sanitize(&m.rel),
+                sanitize(&m.what)
+            );
+        }
         for e in &p.edits {
             for what in &e.what {
                 let _ = writeln!(
@@ -170,7 +208,12 @@ pub fn plan(
     for l in &p.left {
         let _ = writeln!(
             s,
-            "  left      [{}] {}: {}",
+            "  {}[{}] {}: {}",
+            if l.needs_unsafe {
+                "unsafe    "
+            } else {
+                "left      "
+            },
             l.check,
             sanitize(&l.file),
             sanitize(&l.why)

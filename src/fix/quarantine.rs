@@ -1,0 +1,328 @@
+//! Quarantine and renumbering of event files: the repairs that make a log
+//! the SDK cannot load loadable again without inventing a byte.
+//!
+//! - an event the SDK cannot read (`view::ReadError`: empty, truncated, not
+//!   JSON, unknown kind, and any validation error added later) is moved into
+//!   the run's backup (unsafe: the agent loses sight of it);
+//! - a duplicated index keeps the file the SDK reads and quarantines the
+//!   ones it cannot see (unsafe: which one is read follows directory order);
+//! - a gap in the index is closed (safe: nothing the agent saw is lost).
+//!
+//! The planners only collect requests in [`Edits`]; [`finish`] turns them
+//! into one renumbering: renames inside `events/` (the bytes of each event
+//! stay as they are), one `parent_id` re-link per child of a quarantined
+//! event, the HEAD moved off a quarantined event, and every count marker
+//! (`events/.eventlog-len-N.marker`, SDK 1.47+) moved into the backup so
+//! none is left stale.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::{Edits, Move, Op, Plan, RepairOptions};
+use crate::checks::{ix, plural, Ctx};
+use crate::store::event::canonical_name;
+use crate::store::ParentRef;
+use crate::view::ReadError;
+
+/// The check that reports a read error, when quarantine is its repair.
+/// Errors that depend on the reader's release (a field or `parent_id` too
+/// new for it) or on the file's name are not quarantined: a newer server,
+/// or a rename, reads them.
+fn quarantine_check(err: &ReadError) -> Option<&'static str> {
+    match err {
+        ReadError::Unreadable(_) => Some("unreadable-event"),
+        ReadError::UnknownKind { .. } => Some("unknown-kind"),
+        ReadError::NonCanonicalName { .. }
+        | ReadError::TreeFieldTooNew
+        | ReadError::UnknownField { .. } => None,
+        #[allow(unreachable_patterns)]
+        _ => Some("invalid-event"),
+    }
+}
+
+/// The nearest readable event before `idx` in the log that is not itself
+/// quarantined.
+fn kept_before(ctx: &Ctx, idx: usize, q: &HashSet<usize>) -> Option<usize> {
+    (0..idx)
+        .rev()
+        .find(|&j| !q.contains(&ctx.index.by_idx[j]) && ctx.reader.read(j).is_ok())
+}
+
+/// Planner of `unreadable-event` and `unknown-kind` (and any check of an
+/// event the SDK cannot read): quarantine each such event of the log.
+pub fn plan_unreadable(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
+    for i in 0..ctx.reader.len() {
+        let Err(err) = ctx.reader.read(i) else {
+            continue;
+        };
+        let Some(check) = quarantine_check(&err) else {
+            continue;
+        };
+        if !(opts.selected)(check) {
+            continue;
+        }
+        let pos = ctx.index.by_idx[i];
+        if edits.quarantine.iter().any(|(p, _, _)| *p == pos) {
+            continue;
+        }
+        let rel = ctx.event_path(i);
+        if kept_before(ctx, i, &HashSet::new()).is_none() {
+            plan.leave(
+                check,
+                rel,
+                "no readable event before it to re-link its child to; needs a human",
+            );
+            continue;
+        }
+        let after = ctx.reader.len() - i - 1;
+        // the reason as diagnose words it: untrusted values redacted, clipped
+        let why = crate::report::describe_read_error(&err, ctx);
+        let what = format!(
+            "quarantine event {} ({why}): move it into the backup{}, re-link its child",
+            ix(i),
+            if after == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", renumber the {} after it",
+                    plural(after, "event", "events")
+                )
+            },
+        );
+        if opts.unsafe_fixes {
+            edits.quarantine.push((pos, check, what));
+        } else {
+            plan.leave_unsafe(check, rel, what);
+        }
+    }
+}
+
+/// Planner of `duplicate-index`: keep the file the SDK reads, quarantine the
+/// others.
+pub fn plan_duplicate(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
+    const CHECK: &str = "duplicate-index";
+    let files = &ctx.conv.events.files;
+    for (&idx, positions) in &ctx.index.duplicate_idx {
+        let kept = match ctx.index.by_idx.get(idx as usize) {
+            Some(&p) => p,
+            None => *positions.last().unwrap_or(&positions[0]),
+        };
+        for &p in positions.iter().filter(|&&p| p != kept) {
+            let rel = format!("events/{}", files[p].name);
+            let what = format!(
+                "quarantine `{}`: the SDK reads `{}` at index {} and cannot see it",
+                files[p].name,
+                files[kept].name,
+                ix(idx as usize)
+            );
+            if opts.unsafe_fixes {
+                edits.quarantine.push((p, CHECK, what));
+            } else {
+                plan.leave_unsafe(CHECK, rel, what);
+            }
+        }
+    }
+}
+
+/// Planner of `index-gap`: close it (the renumbering is made by [`finish`]).
+pub fn plan_gap(ctx: &Ctx, _opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
+    if ctx.index.gap_at.is_none() {
+        return;
+    }
+    let files = &ctx.conv.events.files;
+    let beyond: HashSet<u64> = ctx.index.beyond_gap.iter().map(|&p| files[p].idx).collect();
+    if ctx.index.duplicate_idx.keys().any(|k| beyond.contains(k)) {
+        plan.leave(
+            "index-gap",
+            "events/",
+            "an index after the gap is held by two files; decide which one first (duplicate-index)",
+        );
+        return;
+    }
+    edits.close_gap = Some("index-gap");
+}
+
+/// Turn the requests into moves and re-links.
+pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
+    if edits.quarantine.is_empty() && edits.close_gap.is_none() {
+        return;
+    }
+    let files = &ctx.conv.events.files;
+    let q: HashSet<usize> = edits.quarantine.iter().map(|(p, _, _)| *p).collect();
+    let read = |pos: usize| -> Option<Vec<u8>> {
+        crate::store::fsread::read_regular(&ctx.conv.dir.join("events").join(&files[pos].name))
+            .ok()
+            .map(|(b, _)| b)
+    };
+    let mut moves = Vec::new();
+    // 1. quarantines
+    for (pos, check, what) in edits.quarantine.clone() {
+        let rel = format!("events/{}", files[pos].name);
+        let Some(bytes) = read(pos) else {
+            plan.leave(check, rel, "it cannot be read again to back it up");
+            return;
+        };
+        moves.push(Move {
+            rel,
+            to: None,
+            bytes,
+            checks: vec![check],
+            what,
+        });
+    }
+    // 2. re-link the children of each quarantined event of the log, and the
+    //    HEAD, to the nearest kept event before it
+    let leaf = ctx
+        .conv
+        .base_state
+        .value()
+        .and_then(|v| v.get("leaf_event_id"))
+        .and_then(Value::as_str);
+    for (pos, check, _) in edits.quarantine.clone() {
+        let Some(i) = (0..ctx.index.len()).find(|&i| ctx.index.by_idx[i] == pos) else {
+            continue; // not in the log (a duplicate the SDK cannot see)
+        };
+        let qid = &files[pos].name_id;
+        let Some(t) = kept_before(ctx, i, &q) else {
+            plan.leave(check, ctx.event_path(i), "no kept event before it");
+            return;
+        };
+        let tid = ctx.reader.id(t).to_string();
+        for (cp, f) in files.iter().enumerate() {
+            if q.contains(&cp) {
+                continue;
+            }
+            let Ok(rec) = &f.record else { continue };
+            if rec.parent == ParentRef::Id(qid.clone()) {
+                let what = format!(
+                    "re-link `{}` from the quarantined event {} to event {} ({tid})",
+                    f.name,
+                    ix(i),
+                    ix(t)
+                );
+                super::relink(edits, plan, check, format!("events/{}", f.name), &tid, what);
+            }
+        }
+        if leaf == Some(qid.as_str()) {
+            let what = format!(
+                "move the HEAD from the quarantined event {} to event {} ({tid})",
+                ix(i),
+                ix(t)
+            );
+            if let Err(why) = edits.patch(
+                "base_state.json",
+                "/leaf_event_id",
+                Op::Set(Value::from(tid.clone())),
+                check,
+                what,
+            ) {
+                plan.leave(check, "base_state.json", why);
+            }
+        }
+    }
+    // 3. the new order: the log without the quarantined files, then (when
+    //    closing the gap) the files after it in index order
+    let mut order: Vec<usize> = ctx
+        .index
+        .by_idx
+        .iter()
+        .copied()
+        .filter(|p| !q.contains(p))
+        .collect();
+    let gap_check = edits.close_gap;
+    if let Some(check) = gap_check {
+        let mut beyond: Vec<usize> = ctx
+            .index
+            .beyond_gap
+            .iter()
+            .copied()
+            .filter(|p| !q.contains(p))
+            .collect();
+        beyond.sort_by_key(|&p| files[p].idx);
+        let known: HashSet<&str> = files.iter().map(|f| f.name_id.as_str()).collect();
+        let mut prev_idx = ctx.index.len() as u64; // the first missing index
+        for &p in &beyond {
+            // the first event after each gap whose parent is a missing event
+            if files[p].idx != prev_idx {
+                if let Ok(rec) = &files[p].record {
+                    if let ParentRef::Id(parent) = &rec.parent {
+                        if !known.contains(parent.as_str()) {
+                            if let Some(&before) = order.last() {
+                                let tid = files[before].name_id.clone();
+                                let what = format!(
+                                    "re-link `{}` (first after the gap; its parent is missing) to `{}`",
+                                    files[p].name, files[before].name
+                                );
+                                super::relink(
+                                    edits,
+                                    plan,
+                                    check,
+                                    format!("events/{}", files[p].name),
+                                    &tid,
+                                    what,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            prev_idx = files[p].idx + 1;
+            order.push(p);
+        }
+    }
+    // 4. renames, in ascending new index
+    for (k, &p) in order.iter().enumerate() {
+        let new = canonical_name(k as u64, &files[p].name_id);
+        if new == files[p].name {
+            continue;
+        }
+        let Some(bytes) = read(p) else {
+            plan.leave(
+                gap_check.unwrap_or("index-gap"),
+                format!("events/{}", files[p].name),
+                "it cannot be read again to check it before the rename",
+            );
+            return;
+        };
+        let check = if ctx.index.beyond_gap.contains(&p) {
+            gap_check.unwrap_or("index-gap")
+        } else {
+            edits
+                .quarantine
+                .first()
+                .map(|(_, c, _)| *c)
+                .unwrap_or("index-gap")
+        };
+        moves.push(Move {
+            rel: format!("events/{}", files[p].name),
+            to: Some(format!("events/{new}")),
+            bytes,
+            checks: vec![check],
+            what: format!("renumber {} -> {}", files[p].name, new),
+        });
+    }
+    // 5. no stale count marker: every `.eventlog-len-N.marker` goes to the
+    //    backup (the SDK re-syncs with disk when none matches)
+    let changes_files = moves.iter().any(|m| m.to.is_none() || m.to.is_some());
+    if changes_files {
+        for name in &ctx.conv.events.other {
+            if name.starts_with(".eventlog-len-") && name.ends_with(".marker") {
+                let path = ctx.conv.dir.join("events").join(name);
+                let Ok((bytes, _)) = crate::store::fsread::read_regular(&path) else {
+                    continue;
+                };
+                moves.push(Move {
+                    rel: format!("events/{name}"),
+                    to: None,
+                    bytes,
+                    checks: vec![],
+                    what: format!(
+                        "move the count marker `{name}` into the backup (it would be stale; the SDK re-syncs with disk without one)"
+                    ),
+                });
+            }
+        }
+    }
+    plan.moves = moves;
+}
