@@ -1052,6 +1052,8 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
             (Err(_), Ok((b, _))) if sha256(&b) == e.sha256_before => {
                 return Restored::AlreadyOriginal
             }
+            // not renamed yet (a repair cut short): restore its bytes below
+            (Err(_), Ok(_)) => {}
             (Ok(_), Ok(_)) => {
                 return refuse(format!(
                     "both {} and its new name {to} exist; restoring would replace one",
