@@ -97,7 +97,7 @@ fn dry_run_shows_renames_and_quarantines_and_writes_nothing() {
 
 #[test]
 fn quarantine_renumbers_relinks_drops_the_marker_and_undo_is_exact() {
-    let (tmp, store, conv) = fixture_copy("empty-event");
+    let (tmp, store, conv) = fixture_copy("truncated-event");
     let backups = tmp.path().join("b");
     let before = files(&conv);
     let env = [("CONVO_DOCTOR_RUN_ID", "q-1")];
@@ -112,44 +112,51 @@ fn quarantine_renumbers_relinks_drops_the_marker_and_undo_is_exact() {
         &env,
     );
     assert_eq!(code, 0, "{out}{err}");
-    // by hand from the fixture: 00003 (the empty observation) leaves, 00004
-    // becomes 00003, the marker goes, nothing else is added
+    // by hand from the fixture: 00002 (the truncated action) leaves, 00003
+    // and 00004 move down one, the marker goes, nothing is added (the action
+    // is gone, so there is no tool call to answer)
     assert_eq!(
         names(&conv),
         [
             ".eventlog.lock",
-            "event-00000-69571b63-8cb3-4379-8a14-6841e84706d2.json",
-            "event-00001-f38c446c-755b-4e43-ad00-920a0572e197.json",
-            "event-00002-3f791da1-44f3-429f-b4ef-0e91e890d7ef.json",
-            "event-00003-ea925fa0-ea52-4b31-88d1-11bf4a1a7986.json",
+            "event-00000-b3e28017-921d-471e-a5ca-3c631222a1e7.json",
+            "event-00001-343342d9-877a-4592-b54f-8becd414e4a3.json",
+            "event-00002-d0c27b53-f85a-486e-a8b1-46051eb11c41.json",
+            "event-00003-ccb97828-d6a6-4556-92fb-a81b4e353097.json",
         ]
     );
     let after = files(&conv);
-    // the agent reply keeps every byte but its parent_id, now the action
+    // the observation keeps every byte but its parent_id, now the user message
     let old = String::from_utf8(
-        before["events/event-00004-ea925fa0-ea52-4b31-88d1-11bf4a1a7986.json"].clone(),
+        before["events/event-00003-d0c27b53-f85a-486e-a8b1-46051eb11c41.json"].clone(),
     )
     .unwrap();
     let new = String::from_utf8(
-        after["events/event-00003-ea925fa0-ea52-4b31-88d1-11bf4a1a7986.json"].clone(),
+        after["events/event-00002-d0c27b53-f85a-486e-a8b1-46051eb11c41.json"].clone(),
     )
     .unwrap();
     assert_eq!(
         old.replace(
-            "\"parent_id\":\"93e867e6-083e-433c-81ea-a6d05e5842a6\"",
-            "\"parent_id\":\"3f791da1-44f3-429f-b4ef-0e91e890d7ef\""
+            "\"parent_id\":\"65002fc1-5189-43d3-8a85-398597997aab\"",
+            "\"parent_id\":\"343342d9-877a-4592-b54f-8becd414e4a3\""
         ),
         new
     );
-    // base_state.json's HEAD was the reply, which stays: untouched
+    // the reply moves with the same bytes; base_state.json's HEAD (the reply) stays
+    assert_eq!(
+        before["events/event-00004-ccb97828-d6a6-4556-92fb-a81b4e353097.json"],
+        after["events/event-00003-ccb97828-d6a6-4556-92fb-a81b4e353097.json"]
+    );
     assert_eq!(before["base_state.json"], after["base_state.json"]);
-    // the quarantined (empty) file and the marker are in the backup
+    // the quarantined file and the marker are in the backup, byte for byte
     let run_dir = backups.join("q-1");
-    assert!(run_dir
-        .join("0001/events/event-00003-93e867e6-083e-433c-81ea-a6d05e5842a6.json")
-        .is_file());
+    assert_eq!(
+        fs::read(run_dir.join("0001/events/event-00002-65002fc1-5189-43d3-8a85-398597997aab.json"))
+            .unwrap(),
+        before["events/event-00002-65002fc1-5189-43d3-8a85-398597997aab.json"]
+    );
     assert!(run_dir.join("0001/events/.eventlog-len-5.marker").is_file());
-    // nothing left inside the conversation or the store but the events
+    // nothing left inside the store but the conversation
     assert_eq!(fs::read_dir(&store).unwrap().count(), 1);
     // a second run is a no-op
     let (code, out, _) = run(
@@ -167,6 +174,58 @@ fn quarantine_renumbers_relinks_drops_the_marker_and_undo_is_exact() {
     assert_eq!(files(&conv), after);
     // undo: every original name and byte back, nothing else
     let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "q-1"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(files(&conv), before);
+}
+
+/// The empty file is the observation of the `ls` call: quarantining it
+/// alone would leave the call unanswered, and the SDK's next step would run
+/// it again (fixtures/repairs-quarantine-only-control.json). The repair
+/// answers it in the same slot, as the agent-server's crash recovery does.
+#[test]
+fn a_quarantined_observation_is_answered_like_a_crash_and_undo_removes_the_answer() {
+    let (tmp, store, conv) = fixture_copy("empty-event");
+    let backups = tmp.path().join("b");
+    let before = files(&conv);
+    let (code, out, err) = run(
+        &[
+            "repair",
+            "--unsafe-fixes",
+            "--backup-dir",
+            s(&backups),
+            s(&store),
+        ],
+        &[("CONVO_DOCTOR_RUN_ID", "a-1")],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let after = files(&conv);
+    let answer: Vec<&String> = after
+        .keys()
+        .filter(|k| k.starts_with("events/event-00003-") && !before.contains_key(*k))
+        .collect();
+    assert_eq!(answer.len(), 1, "{:?}", after.keys());
+    let v: serde_json::Value = serde_json::from_slice(&after[answer[0]]).unwrap();
+    // the fields event_service.py's crash recovery sets, from the action
+    // (events/event-00002-3f791da1…: terminal, call_ls_1)
+    assert_eq!(v["kind"], "AgentErrorEvent");
+    assert_eq!(v["source"], "agent");
+    assert_eq!(v["parent_id"], "3f791da1-44f3-429f-b4ef-0e91e890d7ef");
+    assert_eq!(v["tool_call_id"], "call_ls_1");
+    assert_eq!(v["tool_name"], "terminal");
+    let id = v["id"].as_str().unwrap();
+    assert!(answer[0].ends_with(&format!("{id}.json")));
+    // the reply keeps its index and now follows the answer
+    let reply = String::from_utf8(
+        after["events/event-00004-ea925fa0-ea52-4b31-88d1-11bf4a1a7986.json"].clone(),
+    )
+    .unwrap();
+    assert!(
+        reply.contains(&format!("\"parent_id\":\"{id}\"")),
+        "{reply}"
+    );
+    assert!(!after.contains_key("events/event-00003-93e867e6-083e-433c-81ea-a6d05e5842a6.json"));
+    // undo removes the answer and puts everything back
+    let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "a-1"], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(files(&conv), before);
 }

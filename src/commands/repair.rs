@@ -84,7 +84,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
             unsafe_pending |= plan.unsafe_pending();
             if ok {
-                files += plan.edits.len() + plan.moves.len();
+                files += plan.edits.len() + plan.moves.len() + plan.creates.len();
                 conversations += 1;
             }
             let remaining: &[crate::checks::Finding] = if ok {

@@ -52,6 +52,17 @@ pub struct Left {
     pub needs_unsafe: bool,
 }
 
+/// A new file: path relative to the conversation folder, its bytes, the
+/// file whose owner, group and mode it takes, and what it is.
+#[derive(Debug, Clone)]
+pub struct Create {
+    pub rel: String,
+    pub bytes: Vec<u8>,
+    pub like: String,
+    pub checks: Vec<&'static str>,
+    pub what: String,
+}
+
 /// A planned move of one file of `events/`: a rename inside `events/`
 /// (renumbering; the bytes stay as they are, apart from a planned edit of
 /// the same file), or a quarantine (the file leaves the conversation for the
@@ -75,6 +86,9 @@ pub struct Plan {
     pub edits: Vec<Edit>,
     /// Renames and quarantines of event files (applied after the edits).
     pub moves: Vec<Move>,
+    /// New event files (an AgentErrorEvent answering a tool call whose
+    /// observation was quarantined), applied after the quarantines.
+    pub creates: Vec<Create>,
     pub left: Vec<Left>,
     /// Set when nothing may be written to this conversation, with the reason.
     pub refused: Option<String>,
@@ -88,7 +102,8 @@ pub struct Plan {
 
 impl Plan {
     pub fn has_changes(&self) -> bool {
-        self.refused.is_none() && (!self.edits.is_empty() || !self.moves.is_empty())
+        self.refused.is_none()
+            && (!self.edits.is_empty() || !self.moves.is_empty() || !self.creates.is_empty())
     }
 
     /// Unsafe repairs left out because `--unsafe-fixes` was not given.
@@ -289,6 +304,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         display,
         edits: Vec::new(),
         moves: Vec::new(),
+        creates: Vec::new(),
         left: Vec::new(),
         refused: None,
         notes: Vec::new(),
@@ -358,6 +374,9 @@ fn overlay(plan: &Plan) -> Overlay {
         if let Some(to) = plan.renamed(&e.rel) {
             o.files.insert(to, e.after.clone());
         }
+    }
+    for c in &plan.creates {
+        o.files.insert(c.rel.clone(), c.bytes.clone());
     }
     o
 }

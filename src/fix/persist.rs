@@ -111,6 +111,10 @@ pub struct ManifestEntry {
     /// the only copy; `sha256_after` is empty.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quarantined: bool,
+    /// The repair created this file (an answer to a tool call): `undo`
+    /// removes it if it still holds `sha256_after`; `sha256_before` is empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize, Default)]
@@ -773,6 +777,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
                 .find(|m| m.rel == e.rel)
                 .and_then(|m| m.to.clone()),
             quarantined: false,
+            created: false,
         });
     }
     for (m, _, _, _, owner) in &moves {
@@ -799,7 +804,40 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             conversation_ino: Some(cst.st_ino),
             renamed_to: m.to.clone(),
             quarantined: m.to.is_none(),
+            created: false,
         });
+    }
+    // New files: the name must be free; owner, group and mode are those of
+    // the file whose slot it takes.
+    let mut creates = Vec::new();
+    for c in &plan.creates {
+        let (dir, name) = open_parent(&conv, &c.rel).map_err(|err| format!("{}: {err}", c.rel))?;
+        if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+            return Err(format!("{} already exists; nothing was changed", c.rel));
+        }
+        let owner = moves
+            .iter()
+            .find(|(m, ..)| m.rel == c.like)
+            .map(|(.., o)| *o)
+            .ok_or_else(|| format!("{}: no file to take the owner and mode from", c.rel))?;
+        run.manifest.files.push(ManifestEntry {
+            conversation: abs.clone(),
+            file: c.rel.clone(),
+            backup: String::new(),
+            sha256_before: String::new(),
+            sha256_after: sha256(&c.bytes),
+            checks: c.checks.iter().map(|c| c.to_string()).collect(),
+            time: utc(SystemTime::now()).0,
+            mode: owner.mode,
+            uid: Some(owner.uid),
+            gid: Some(owner.gid),
+            conversation_dev: Some(cst.st_dev),
+            conversation_ino: Some(cst.st_ino),
+            renamed_to: None,
+            quarantined: false,
+            created: true,
+        });
+        creates.push((c, dir, name, owner));
     }
     // every quarantined file's backup copy must read back as its bytes
     // before the original leaves the conversation
@@ -881,6 +919,22 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         still_at(dir, &abs, &parts[..parts.len() - 1])
             .map_err(|why| format!("{}: {why}", m.rel))?;
         done.push(m.rel.clone());
+    }
+    for (c, dir, name, owner) in &creates {
+        if rfs::statat(dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+            return Err(format!("{} appeared while repairing", c.rel));
+        }
+        write_at(dir, name, &c.bytes, Some(*owner), true)
+            .map_err(|err| format!("writing {}: {err}", c.rel))?;
+        let (back, st) =
+            read_at(dir, name).map_err(|err| format!("re-reading {}: {err}", c.rel))?;
+        if back != c.bytes || Owner::of(&st) != *owner {
+            return Err(format!(
+                "{} does not hold the planned bytes and owner",
+                c.rel
+            ));
+        }
+        done.push(c.rel.clone());
     }
     Ok(done)
 }
@@ -1043,6 +1097,22 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
     };
     if e.quarantined {
         return restore_quarantined(run, e, &dir, &name);
+    }
+    if e.created {
+        return match read_at(&dir, &name) {
+            Err(_) if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_err() => {
+                Restored::AlreadyOriginal
+            }
+            Ok((b, st)) if sha256(&b) == e.sha256_after && st.st_nlink == 1 => {
+                match rfs::unlinkat(&dir, name.as_str(), AtFlags::empty())
+                    .and_then(|_| rfs::fsync(&dir))
+                {
+                    Ok(()) => Restored::Restored,
+                    Err(err) => refuse(format!("cannot remove the file the repair created: {err}")),
+                }
+            }
+            _ => refuse("the file the repair created changed since; it is left".into()),
+        };
     }
     if let Some(to) = &e.renamed_to {
         let to_name = to.rsplit('/').next().unwrap_or(to).to_string();

@@ -171,8 +171,18 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             what,
         });
     }
-    // 2. re-link the children of each quarantined event of the log, and the
-    //    HEAD, to the nearest kept event before it
+    // 2. an observation quarantined right after its ActionEvent leaves that
+    //    tool call unanswered: the next step would run the tool again. Answer
+    //    it as the agent-server does after a crash (#4488): an AgentErrorEvent
+    //    with the same tool_call_id, in the quarantined event's slot.
+    let mut answers: std::collections::HashMap<usize, (String, Vec<u8>)> = Default::default();
+    for (pos, _, _) in &edits.quarantine {
+        if let Some(ans) = answer_for(ctx, *pos, &q) {
+            answers.insert(*pos, ans);
+        }
+    }
+    // 3. re-link the children of each quarantined event of the log, and the
+    //    HEAD, to its answer or the nearest kept event before it
     let leaf = ctx
         .conv
         .base_state
@@ -188,7 +198,17 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             plan.leave(check, ctx.event_path(i), "no kept event before it");
             return;
         };
-        let tid = ctx.reader.id(t).to_string();
+        let (tid, shown) = match answers.get(&pos) {
+            Some((id, _)) => (
+                id.clone(),
+                format!("its answer, a new AgentErrorEvent ({id})"),
+            ),
+            None => {
+                let id = ctx.reader.id(t).to_string();
+                let shown = format!("event {} ({id})", ix(t));
+                (id, shown)
+            }
+        };
         for (cp, f) in files.iter().enumerate() {
             if q.contains(&cp) {
                 continue;
@@ -196,19 +216,17 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             let Ok(rec) = &f.record else { continue };
             if rec.parent == ParentRef::Id(qid.clone()) {
                 let what = format!(
-                    "re-link `{}` from the quarantined event {} to event {} ({tid})",
+                    "re-link `{}` from the quarantined event {} to {shown}",
                     f.name,
                     ix(i),
-                    ix(t)
                 );
                 super::relink(edits, plan, check, format!("events/{}", f.name), &tid, what);
             }
         }
         if leaf == Some(qid.as_str()) {
             let what = format!(
-                "move the HEAD from the quarantined event {} to event {} ({tid})",
-                ix(i),
-                ix(t)
+                "move the HEAD from the quarantined event {} to {shown}",
+                ix(i)
             );
             if let Err(why) = edits.patch(
                 "base_state.json",
@@ -221,14 +239,18 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             }
         }
     }
-    // 3. the new order: the log without the quarantined files, then (when
-    //    closing the gap) the files after it in index order
-    let mut order: Vec<usize> = ctx
+    // 4. the new order: the log without the quarantined files (an answer
+    //    takes its observation's slot), then (when closing the gap) the files
+    //    after it in index order
+    let mut order: Vec<Slot> = ctx
         .index
         .by_idx
         .iter()
-        .copied()
-        .filter(|p| !q.contains(p))
+        .filter_map(|p| match answers.get(p) {
+            Some((id, bytes)) => Some(Slot::New(*p, id.clone(), bytes.clone())),
+            None if q.contains(p) => None,
+            None => Some(Slot::File(*p)),
+        })
         .collect();
     let gap_check = edits.close_gap;
     if let Some(check) = gap_check {
@@ -248,11 +270,16 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
                 if let Ok(rec) = &files[p].record {
                     if let ParentRef::Id(parent) = &rec.parent {
                         if !known.contains(parent.as_str()) {
-                            if let Some(&before) = order.last() {
-                                let tid = files[before].name_id.clone();
+                            if let Some(before) = order.last() {
+                                let (tid, tname) = match before {
+                                    Slot::File(b) => {
+                                        (files[*b].name_id.clone(), files[*b].name.clone())
+                                    }
+                                    Slot::New(_, id, _) => (id.clone(), id.clone()),
+                                };
                                 let what = format!(
-                                    "re-link `{}` (first after the gap; its parent is missing) to `{}`",
-                                    files[p].name, files[before].name
+                                    "re-link `{}` (first after the gap; its parent is missing) to `{tname}`",
+                                    files[p].name
                                 );
                                 super::relink(
                                     edits,
@@ -268,11 +295,40 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
                 }
             }
             prev_idx = files[p].idx + 1;
-            order.push(p);
+            order.push(Slot::File(p));
         }
     }
-    // 4. renames, in ascending new index
-    for (k, &p) in order.iter().enumerate() {
+    // 5. renames, in ascending new index; answers created in their slots
+    for (k, slot) in order.iter().enumerate() {
+        let p = match slot {
+            Slot::File(p) => *p,
+            Slot::New(qpos, id, bytes) => {
+                let (_, check, _) = edits
+                    .quarantine
+                    .iter()
+                    .find(|(p, _, _)| p == qpos)
+                    .expect("answers are for quarantined files");
+                let tc = serde_json::from_slice::<Value>(bytes)
+                    .ok()
+                    .and_then(|v| {
+                        v.get("tool_call_id")
+                            .and_then(Value::as_str)
+                            .map(String::from)
+                    })
+                    .unwrap_or_default();
+                plan.creates.push(super::Create {
+                    rel: format!("events/{}", canonical_name(k as u64, id)),
+                    bytes: bytes.clone(),
+                    like: format!("events/{}", files[*qpos].name),
+                    checks: vec![check],
+                    what: format!(
+                        "answer tool call `{}` with an AgentErrorEvent (as the agent-server does after a crash, #4488): its observation was quarantined, and an unanswered call would be run again on resume",
+                        ctx.quote(&tc)
+                    ),
+                });
+                continue;
+            }
+        };
         let new = canonical_name(k as u64, &files[p].name_id);
         if new == files[p].name {
             continue;
@@ -302,7 +358,7 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             what: format!("renumber {} -> {}", files[p].name, new),
         });
     }
-    // 5. no stale count marker: every `.eventlog-len-N.marker` goes to the
+    // 6. no stale count marker: every `.eventlog-len-N.marker` goes to the
     //    backup (the SDK re-syncs with disk when none matches)
     let changes_files = moves.iter().any(|m| m.to.is_none() || m.to.is_some());
     if changes_files {
@@ -325,4 +381,91 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
         }
     }
     plan.moves = moves;
+}
+
+/// A slot of the renumbered log: an existing file, or a new answer (in the
+/// slot of the quarantined file at that position) with its id and bytes.
+enum Slot {
+    File(usize),
+    New(usize, String, Vec<u8>),
+}
+
+/// A UUID (version 4 layout) derived from `seed`, so a plan is the same
+/// every time it is made (and a proof can check its bytes).
+fn uuid_from(seed: &[u8]) -> String {
+    let h = crate::fix::persist::sha256(seed);
+    let mut b: Vec<char> = h[..32].chars().collect();
+    b[12] = '4';
+    b[16] = match b[16] {
+        '0' | '4' | '8' | 'c' => '8',
+        '1' | '5' | '9' | 'd' => '9',
+        '2' | '6' | 'a' | 'e' => 'a',
+        _ => 'b',
+    };
+    let s: String = b.into_iter().collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &s[..8],
+        &s[8..12],
+        &s[12..16],
+        &s[16..20],
+        &s[20..32]
+    )
+}
+
+/// The AgentErrorEvent that answers the tool call left open when the event
+/// at file position `pos` is quarantined: only when the nearest kept event
+/// before it is an ActionEvent with a `tool_call_id` that no kept event
+/// answers (by `tool_call_id` or `action_id`). Its fields are the ones the
+/// agent-server's crash recovery writes (event_service.py: `parent_id`,
+/// `tool_name`, `tool_call_id`, `error`), which every tree-era release
+/// reads; its timestamp is the action's, its id derived from the
+/// quarantined file, so the plan is deterministic.
+fn answer_for(ctx: &Ctx, pos: usize, q: &HashSet<usize>) -> Option<(String, Vec<u8>)> {
+    let files = &ctx.conv.events.files;
+    let i = (0..ctx.index.len()).find(|&i| ctx.index.by_idx[i] == pos)?;
+    let t = kept_before(ctx, i, q)?;
+    let rec = ctx.reader.read(t).ok()?;
+    if rec.kind != "ActionEvent" {
+        return None;
+    }
+    let tc = rec.tool_call_id.as_deref()?;
+    let aid = ctx.reader.id(t);
+    let answered = (0..ctx.index.len()).any(|j| {
+        !q.contains(&ctx.index.by_idx[j])
+            && ctx.reader.record(j).is_some_and(|r| {
+                matches!(
+                    r.kind.as_str(),
+                    "ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation"
+                ) && (r.tool_call_id.as_deref() == Some(tc) || r.action_id.as_deref() == Some(aid))
+            })
+    });
+    if answered {
+        return None;
+    }
+    let (bytes, _) = crate::store::fsread::read_regular(
+        &ctx.conv.dir.join("events").join(&ctx.reader.file(t).name),
+    )
+    .ok()?;
+    let action: Value = serde_json::from_slice(&bytes).ok()?;
+    let tool_name = action.get("tool_name")?.as_str()?;
+    let timestamp = action.get("timestamp")?.as_str()?;
+    let mut seed = ctx.conv.folder.as_bytes().to_vec();
+    seed.extend_from_slice(files[pos].name.as_bytes());
+    let id = uuid_from(&seed);
+    let error = format!(
+        "convo-doctor quarantined the result of this tool call: its event file (events/{}) could not be read. The tool may or may not have run; its output is lost.",
+        files[pos].name
+    );
+    let j = |v: &str| serde_json::to_string(v).unwrap_or_default();
+    let text = format!(
+        "{{\"id\":{},\"timestamp\":{},\"source\":\"agent\",\"parent_id\":{},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"AgentErrorEvent\"}}",
+        j(&id),
+        j(timestamp),
+        j(aid),
+        j(tool_name),
+        j(tc),
+        j(&error)
+    );
+    Some((id, text.into_bytes()))
 }

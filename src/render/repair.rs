@@ -137,7 +137,18 @@ pub fn plan(
             };
             s.push_str(&diff(e, &shown, color, show_content));
         }
-        // renames and quarantines, as `git diff` shows a rename
+        // new files, then renames and quarantines, as `git diff` shows them
+        for c in &p.creates {
+            let shown = if prefix.is_empty() {
+                c.rel.clone()
+            } else {
+                format!("{prefix}/{}", c.rel)
+            };
+            let _ = writeln!(s, "new file    {}", sanitize(&shown));
+            for line in display_text(&c.bytes).lines() {
+                let _ = writeln!(s, "+{}", sanitize(line));
+            }
+        }
         for m in &p.moves {
             let shown = |rel: &str| {
                 sanitize(&if prefix.is_empty() {
@@ -191,6 +202,15 @@ pub fn plan(
                 "  {verb:<9} [{checks}] {}: {}",
                 sanitize(&m.rel),
                 sanitize(&m.what)
+            );
+        }
+        for c in &p.creates {
+            let _ = writeln!(
+                s,
+                "  {verb:<9} [{}] {}: {}",
+                c.checks.join(","),
+                sanitize(&c.rel),
+                sanitize(&c.what)
             );
         }
         for e in &p.edits {
