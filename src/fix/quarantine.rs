@@ -78,17 +78,21 @@ pub fn plan_unreadable(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan:
         let after = ctx.reader.len() - i - 1;
         // the reason as diagnose words it: untrusted values redacted, clipped
         let why = crate::report::describe_read_error(&err, ctx);
+        let alone: HashSet<usize> = [pos].into();
+        let tail = if answer_for(ctx, pos, &alone).is_some() {
+            ", put an AgentErrorEvent answering its tool call in its slot, re-link its child"
+                .to_string()
+        } else if after == 0 {
+            ", re-link its child".to_string()
+        } else {
+            format!(
+                ", renumber the {} after it, re-link its child",
+                plural(after, "event", "events")
+            )
+        };
         let what = format!(
-            "quarantine event {} ({why}): move it into the backup{}, re-link its child",
-            ix(i),
-            if after == 0 {
-                String::new()
-            } else {
-                format!(
-                    ", renumber the {} after it",
-                    plural(after, "event", "events")
-                )
-            },
+            "quarantine event {} ({why}): move it into the backup{tail}",
+            ix(i)
         );
         if opts.unsafe_fixes {
             edits.quarantine.push((pos, check, what));
