@@ -273,7 +273,9 @@ fn check(entry: &Value, n: usize) -> Vec<String> {
         .iter()
         .map(|f| f["file"].as_str().unwrap())
         .collect();
-    if changed.iter().map(|s| s.as_str()).collect::<Vec<_>>() != recorded {
+    let mut changed_sorted: Vec<&str> = changed.iter().map(|s| s.as_str()).collect();
+    changed_sorted.sort_unstable();
+    if changed_sorted != recorded {
         fails.push(format!("{key}: changed {changed:?}, recorded {recorded:?}"));
     }
     for f in entry["files"].as_array().unwrap() {
