@@ -51,7 +51,7 @@ fn repair_dry_run_snapshots_on_every_fixture() {
                 out.status.code().unwrap_or(-1),
                 String::from_utf8_lossy(&out.stdout)
             );
-            fails.extend(snapshot(&format!("repair-dry-run{suffix}-{name}"), &text));
+            fails.extend(snapshot(&format!("dry-run{suffix}-{name}"), &text));
         }
     }
     assert!(

@@ -164,7 +164,9 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
     for (pos, check, what) in edits.quarantine.clone() {
         let rel = format!("events/{}", files[pos].name);
         let Some(bytes) = read(pos) else {
-            plan.leave(check, rel, "it cannot be read again to back it up");
+            plan.refused = Some(format!(
+                "{rel} cannot be read again to back it up; nothing was changed"
+            ));
             return;
         };
         moves.push(Move {
@@ -199,7 +201,10 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
         };
         let qid = &files[pos].name_id;
         let Some(t) = kept_before(ctx, i, &q) else {
-            plan.leave(check, ctx.event_path(i), "no kept event before it");
+            plan.refused = Some(format!(
+                "{}: no kept event before it to re-link its child to; nothing was changed",
+                ctx.event_path(i)
+            ));
             return;
         };
         let (tid, shown) = match answers.get(&pos) {
@@ -338,11 +343,10 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             continue;
         }
         let Some(bytes) = read(p) else {
-            plan.leave(
-                gap_check.unwrap_or("index-gap"),
-                format!("events/{}", files[p].name),
-                "it cannot be read again to check it before the rename",
-            );
+            plan.refused = Some(format!(
+                "events/{} cannot be read again to check it before its rename; nothing was changed",
+                files[p].name
+            ));
             return;
         };
         let check = if ctx.index.beyond_gap.contains(&p) {
