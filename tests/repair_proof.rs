@@ -109,8 +109,9 @@ fn event_bytes(conv: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// The event files the newest SDK cannot read, as convo-doctor models it:
-/// unreadable or unknown kinds in the log, and every file the index does
-/// not keep (a duplicated index's other copies).
+/// unreadable or unknown kinds in the log, every file the index does not
+/// keep (a duplicated index's other copies), and a later copy of an id that
+/// is byte for byte the copy the SDK resolves the id to.
 fn unreadable_by_the_sdk(conv: &Path) -> Vec<String> {
     let c = Conversation::load(conv, NEWEST.wide_index());
     let index = Index::build(&c.events);
@@ -119,8 +120,12 @@ fn unreadable_by_the_sdk(conv: &Path) -> Vec<String> {
     for (pos, f) in c.events.files.iter().enumerate() {
         let in_log = index.by_idx.iter().position(|&p| p == pos);
         let beyond = index.beyond_gap.contains(&pos);
+        let read = |i: usize| fs::read(conv.join("events").join(&reader.file(i).name)).ok();
         let bad = match in_log {
-            Some(i) => reader.read(i).is_err(),
+            Some(i) => {
+                let first = index.id_to_idx[reader.id(i)];
+                reader.read(i).is_err() || (first != i && read(first) == read(i))
+            }
             None => !beyond,
         };
         if bad {

@@ -129,6 +129,53 @@ pub fn plan_duplicate(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: 
     }
 }
 
+/// Planner of `duplicate-event-id`: a later copy of an id, byte for byte
+/// the same as the first (the one the SDK resolves the id to), is
+/// quarantined; copies that differ are left to a human.
+pub fn plan_duplicate_id(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
+    const CHECK: &str = "duplicate-event-id";
+    let read = |i: usize| {
+        crate::store::fsread::read_regular(
+            &ctx.conv.dir.join("events").join(&ctx.reader.file(i).name),
+        )
+        .ok()
+        .map(|(b, _)| b)
+    };
+    for i in 0..ctx.reader.len() {
+        let first = ctx.index.id_to_idx[ctx.reader.id(i)];
+        if first == i {
+            continue;
+        }
+        let rel = ctx.event_path(i);
+        let (a, b) = (read(first), read(i));
+        if a.is_none() || a != b {
+            plan.leave(
+                CHECK,
+                rel,
+                format!(
+                    "it differs from event {}, the copy the SDK resolves the id to; which one the children and the HEAD mean needs a human",
+                    ix(first)
+                ),
+            );
+            continue;
+        }
+        let pos = ctx.index.by_idx[i];
+        if edits.quarantine.iter().any(|(p, _, _)| *p == pos) {
+            continue;
+        }
+        let what = format!(
+            "quarantine event {}, a byte-for-byte copy of event {} (the one the SDK resolves the id to)",
+            ix(i),
+            ix(first)
+        );
+        if opts.unsafe_fixes {
+            edits.quarantine.push((pos, CHECK, what));
+        } else {
+            plan.leave_unsafe(CHECK, rel, what);
+        }
+    }
+}
+
 /// Planner of `index-gap`: close it (the renumbering is made by [`finish`]).
 pub fn plan_gap(ctx: &Ctx, _opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
     if ctx.index.gap_at.is_none() {
@@ -182,7 +229,18 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
     //    it as the agent-server does after a crash (#4488): an AgentErrorEvent
     //    with the same tool_call_id, in the quarantined event's slot.
     let mut answers: std::collections::HashMap<usize, (String, Vec<u8>)> = Default::default();
+    // an id another kept file still holds (a duplicated id) keeps its
+    // children, its HEAD and its answers where they are
+    let still_held = |pos: usize| {
+        files
+            .iter()
+            .enumerate()
+            .any(|(p, f)| p != pos && !q.contains(&p) && f.name_id == files[pos].name_id)
+    };
     for (pos, _, _) in &edits.quarantine {
+        if still_held(*pos) {
+            continue;
+        }
         if let Some(ans) = answer_for(ctx, *pos, &q) {
             answers.insert(*pos, ans);
         }
@@ -200,6 +258,9 @@ pub fn finish(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
             continue; // not in the log (a duplicate the SDK cannot see)
         };
         let qid = &files[pos].name_id;
+        if still_held(pos) {
+            continue;
+        }
         let Some(t) = kept_before(ctx, i, &q) else {
             plan.refused = Some(format!(
                 "{}: no kept event before it to re-link its child to; nothing was changed",
