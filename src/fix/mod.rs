@@ -5,6 +5,7 @@
 //! there. Applying re-checks everything under the SDK's own lock (persist.rs).
 
 pub mod false_root;
+pub mod guess;
 pub mod head_lag;
 pub mod meta;
 pub mod patch;
