@@ -46,6 +46,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let mut remaining_bad = false;
     let mut refused = false;
     let mut unsafe_pending = false;
+    let mut unsafe_listed = 0;
     for path in &args.paths {
         let found = match discover(path) {
             Ok(f) => f,
@@ -83,6 +84,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             }
             let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
             unsafe_pending |= plan.unsafe_pending();
+            unsafe_listed += plan.left.iter().filter(|l| l.needs_unsafe).count();
             if ok {
                 files += plan.edits.len() + plan.moves.len() + plan.creates.len();
                 conversations += 1;
@@ -125,6 +127,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         conversations,
         failed,
         left_total,
+        unsafe_listed,
         run_info.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
     ) {
         return broken_pipe_or_error(e);

@@ -259,6 +259,7 @@ pub fn finish(
     conversations: usize,
     failed: usize,
     left: usize,
+    unsafe_listed: usize,
     run: Option<(&str, &str)>,
 ) -> io::Result<()> {
     let mut s = String::new();
@@ -305,6 +306,14 @@ pub fn finish(
             s,
             "{left} finding{} left (see above)",
             if left == 1 { "" } else { "s" }
+        );
+    }
+    if unsafe_listed > 0 {
+        let _ = writeln!(
+            s,
+            "{unsafe_listed} unsafe repair{} listed (`unsafe` above): run with --unsafe-fixes to make {}",
+            if unsafe_listed == 1 { "" } else { "s" },
+            if unsafe_listed == 1 { "it" } else { "them" }
         );
     }
     w.write_all(crate::secrets::redact_all(&s).as_bytes())?;
