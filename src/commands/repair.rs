@@ -123,11 +123,13 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     if let Err(e) = render::repair::finish(
         &mut w,
         args.dry_run,
-        files,
-        conversations,
-        failed,
-        left_total,
-        unsafe_listed,
+        render::repair::Totals {
+            files,
+            conversations,
+            failed,
+            left: left_total,
+            unsafe_listed,
+        },
         run_info.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
     ) {
         return broken_pipe_or_error(e);

@@ -251,17 +251,31 @@ pub fn plan(
     w.write_all(p.redactor.redact(&s).as_bytes())
 }
 
+/// What a repair run did, for its closing lines.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Totals {
+    pub files: usize,
+    pub conversations: usize,
+    pub failed: usize,
+    pub left: usize,
+    /// Unsafe repairs listed because `--unsafe-fixes` was not given.
+    pub unsafe_listed: usize,
+}
+
 /// The closing lines of a repair run.
 pub fn finish(
     w: &mut dyn Write,
     dry_run: bool,
-    files: usize,
-    conversations: usize,
-    failed: usize,
-    left: usize,
-    unsafe_listed: usize,
+    t: Totals,
     run: Option<(&str, &str)>,
 ) -> io::Result<()> {
+    let Totals {
+        files,
+        conversations,
+        failed,
+        left,
+        unsafe_listed,
+    } = t;
     let mut s = String::new();
     match (dry_run, files) {
         (_, 0) if failed > 0 => {
