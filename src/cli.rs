@@ -12,8 +12,9 @@ const EXIT_CODES: &str = "\
 Exit status:
   0  no finding at or above --fail-on (default: warning)
   1  findings at or above --fail-on
-  2  usage error, a PATH that cannot be read, or an internal error on some
-     conversation (the others are still scanned)";
+  2  usage error, a PATH that cannot be read or holds no conversation
+     (unless --allow-empty), or an internal error on some conversation (the
+     others are still scanned)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -70,9 +71,11 @@ pub struct RepairArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// The server version that will open these folders. 1.43.0 or newer
-    /// drops meta.json's copy of the agent; older or unset syncs it instead
-    /// (servers before 1.43 require it).
+    /// The server version that will open these folders. Its rules are applied
+    /// (default: the newest known, as for `diagnose`); only when it is given,
+    /// and is 1.43.0 or newer, is meta.json's copy of the agent dropped. Left
+    /// out, that copy is synced instead, which every server accepts (servers
+    /// before 1.43 require it).
     #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
     pub server_version: Option<Version>,
 
@@ -107,12 +110,22 @@ pub struct RepairArgs {
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
-    /// The run id printed by `repair`.
+    /// The run id printed by `repair` (`--list` shows them).
+    #[arg(
+        required_unless_present = "list",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub run_id: String,
 
     /// The backup directory given to `repair`, if any.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+
+    /// List the repair runs under the backup directory, oldest first, with
+    /// what each changed and whether it can still be undone; restore nothing.
+    #[arg(long, conflicts_with = "run_id")]
+    pub list: bool,
 }
 
 /// Severity threshold for a non-zero exit.
@@ -141,9 +154,10 @@ pub struct DiagnoseArgs {
     pub events: bool,
 
     /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
-    /// which copy of a duplicated field wins).
-    #[arg(long, value_name = "X.Y.Z", default_value_t = crate::version::NEWEST, value_parser = parse_version)]
-    pub server_version: Version,
+    /// which copy of a duplicated field wins). Default: the newest known,
+    /// as for `repair`.
+    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
+    pub server_version: Option<Version>,
 
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
@@ -173,10 +187,16 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
-    /// Leave conversations with no finding above info out of the report (the
-    /// summary still counts them).
+    /// Leave out of the report the conversations with nothing at or above
+    /// --fail-on (with `never`: nothing above info); one that cannot load is
+    /// always shown. The summary still counts them all.
     #[arg(long)]
     pub hide_clean: bool,
+
+    /// Accept a PATH that holds no conversation (by default that is an error,
+    /// exit 2, so a failed mount in a cron job is noticed).
+    #[arg(long)]
+    pub allow_empty: bool,
 
     /// Worker threads analysing conversations (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

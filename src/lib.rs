@@ -15,6 +15,7 @@ pub mod kinds;
 pub mod render;
 pub mod report;
 pub mod secrets;
+pub mod server;
 pub mod store;
 pub mod text;
 pub mod version;
@@ -22,15 +23,42 @@ pub mod view;
 
 use commands::ExitStatus;
 
-/// Run a parsed command line.
-pub fn run(cli: cli::Cli) -> ExitStatus {
+/// Run a parsed command line. Failures that end a command arrive here as
+/// `anyhow` errors (context naming the path, the OS error kept as the
+/// source) and are printed once, as ripgrep's binary does.
+pub fn run(mut cli: cli::Cli) -> ExitStatus {
     let color = cli.color.enabled();
-    match &cli.command {
+    known_rules(&mut cli.command);
+    let result = match &cli.command {
         cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
-        cli::Command::Explain(args) => commands::explain::explain(args.check.as_deref()),
-        cli::Command::Repair(args) => commands::repair::repair(args, color),
-        cli::Command::Undo(args) => commands::repair::undo(args),
-        cli::Command::Completions(args) => commands::completions::completions(args.shell),
-        cli::Command::Man(args) => commands::completions::man(args.command.as_deref()),
+        cli::Command::Explain(args) => Ok(commands::explain::explain(args.check.as_deref())),
+        cli::Command::Repair(args) => Ok(commands::repair::repair(args, color)),
+        cli::Command::Undo(args) if args.list => commands::undo_list::list(args),
+        cli::Command::Undo(args) => Ok(commands::repair::undo(args)),
+        cli::Command::Completions(args) => Ok(commands::completions::completions(args.shell)),
+        cli::Command::Man(args) => Ok(commands::completions::man(args.command.as_deref())),
+    };
+    result.unwrap_or_else(|e| {
+        render::fail(&e);
+        ExitStatus::Error
+    })
+}
+
+/// A `--server-version` newer than any release this build knows is judged by
+/// the newest known rules: say so on stderr, and report the rules used.
+fn known_rules(command: &mut cli::Command) {
+    let v = match command {
+        cli::Command::Diagnose(a) => a.server_version.as_mut(),
+        cli::Command::Repair(a) => a.server_version.as_mut(),
+        _ => None,
+    };
+    if let Some(v) = v {
+        let used = version::rules_for(*v);
+        if used != *v {
+            render::warning(&format!(
+                "server version {v} is newer than any release this build knows; applying the rules of {used}, the newest known"
+            ));
+            *v = used;
+        }
     }
 }

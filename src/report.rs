@@ -51,6 +51,10 @@ pub struct ConversationReport {
     pub path: String,
     pub id: String,
     pub server_version: String,
+    /// Whether agent-server `server_version` lists this folder in its
+    /// conversation list; `null` when no server would catalog it (a nested
+    /// sub-agent, an SDK-only store). `not-listed` says why not.
+    pub listed: Option<bool>,
     pub events: EventCounts,
     pub load_error: Option<LoadFailure>,
     pub verdict: String,
@@ -71,6 +75,9 @@ impl ConversationReport {
 /// What to analyse and how.
 pub struct Options<'a> {
     pub version: Version,
+    /// `--server-version` was given: version-specific repairs that an older
+    /// server would reject (dropping meta.json's agent) are offered only then.
+    pub version_given: bool,
     pub selected: &'a (dyn Fn(&str) -> bool + Sync),
     pub event_list: bool,
 }
@@ -148,7 +155,8 @@ pub fn analyze_with(
 pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> ConversationReport {
     let index = Index::build(&conv.events);
     let views = Views::compute(conv, &index, opts.version);
-    let ctx = Ctx::new(conv, &index, &views, opts.version);
+    let mut ctx = Ctx::new(conv, &index, &views, opts.version);
+    ctx.version_given = opts.version_given;
     analyze_ctx(&ctx, display, opts)
 }
 
@@ -169,6 +177,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         );
     }
     let false_roots = false_root::find(ctx);
+    let listed = checks::not_listed::verdict(ctx).listed;
     let redactor = ctx.redactor.clone();
     let events = EventCounts {
         on_disk: conv.events.on_disk,
@@ -187,6 +196,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         path: display,
         id: conversation_id(conv),
         server_version: opts.version.to_string(),
+        listed,
         events,
         load_error,
         verdict,

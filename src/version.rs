@@ -15,6 +15,14 @@ pub struct Version {
 
 /// The newest release whose rules this build knows (the default).
 pub const NEWEST: Version = Version::new(1, 58, 2);
+/// [`NEWEST`] spelled out (clap defaults take text).
+pub const NEWEST_STR: &str = "1.58.2";
+
+/// The version whose rules apply for a requested one: a release newer than
+/// any this build knows gets the newest known rules (and the caller warns).
+pub fn rules_for(requested: Version) -> Version {
+    requested.min(NEWEST)
+}
 
 impl Version {
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
@@ -105,6 +113,13 @@ mod tests {
         assert!("1.x".parse::<Version>().is_err());
         assert!("1.2.3.4".parse::<Version>().is_err());
         assert!(Version::new(1, 29, 3) < Version::new(1, 30, 0));
+    }
+
+    #[test]
+    fn newest_str_spells_newest() {
+        assert_eq!(NEWEST_STR.parse::<Version>().unwrap(), NEWEST);
+        assert_eq!(rules_for(Version::new(2, 0, 0)), NEWEST);
+        assert_eq!(rules_for(Version::new(1, 33, 0)), Version::new(1, 33, 0));
     }
 
     #[test]

@@ -11,6 +11,7 @@ fn checks(dir: &std::path::Path, version: &str) -> Vec<(String, String)> {
     let all = |_: &str| true;
     let opts = Options {
         version: version.parse().unwrap(),
+        version_given: false,
         selected: &all,
         event_list: false,
     };

@@ -109,6 +109,7 @@ fn each_fixture_triggers_its_checks_and_no_other_errors() {
     let all = |_: &str| true;
     let opts = Options {
         version: NEWEST,
+        version_given: false,
         selected: &all,
         event_list: false,
     };

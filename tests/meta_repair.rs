@@ -1,5 +1,5 @@
 //! meta.json repairs on a real-SDK conversation given a hand-made fat
-//! meta.json: sync (default), slim (--server-version 1.43+), secrets kept,
+//! meta.json: sync (--server-version before 1.43), slim (1.43+, the default), secrets kept,
 //! nothing secret in any output.
 
 mod common;
@@ -84,7 +84,18 @@ fn sync_rewrites_the_stale_llm_and_keeps_a_secret_only_meta_holds() {
         );
     }
 
-    let (code, out, err) = run(&["repair", "--dry-run", store.to_str().unwrap()], &[]);
+    // Sync is for servers before 1.43 (the default is the newest release,
+    // as for diagnose): say which server will open the folder.
+    let (code, out, err) = run(
+        &[
+            "repair",
+            "--dry-run",
+            "--server-version",
+            "1.42.0",
+            store.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("+      \"model\": \"openai/gpt-4o-mini\","),
@@ -104,6 +115,8 @@ fn sync_rewrites_the_stale_llm_and_keeps_a_secret_only_meta_holds() {
     let (code, out, err) = run(
         &[
             "repair",
+            "--server-version",
+            "1.42.0",
             "--backup-dir",
             b.to_str().unwrap(),
             store.to_str().unwrap(),
@@ -143,7 +156,16 @@ fn sync_rewrites_the_stale_llm_and_keeps_a_secret_only_meta_holds() {
             "tags"
         ]
     );
-    let (code, out, _) = run(&["repair", "--dry-run", store.to_str().unwrap()], &[]);
+    let (code, out, _) = run(
+        &[
+            "repair",
+            "--dry-run",
+            "--server-version",
+            "1.42.0",
+            store.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(code, 0, "idempotent: {out}");
 }
 

@@ -185,7 +185,7 @@ fn no_secret_reaches_any_output() {
     let bad_s = bad_path.to_str().unwrap();
     let mut runs: Vec<Vec<&str>> = Vec::new();
     for path in [conv_s, store_s] {
-        for fmt in ["human", "json", "jsonl"] {
+        for fmt in ["human", "json", "jsonl", "concise"] {
             for events in [false, true] {
                 for color in ["never", "always"] {
                     let mut a = vec!["--color", color, "diagnose", "--format", fmt];

@@ -66,6 +66,7 @@ pub fn analyze_bytes(data: &[u8]) {
     for version in ["1.58.2", "1.33.0", "1.29.3"] {
         let opts = Options {
             version: version.parse().unwrap(),
+            version_given: false,
             selected: &all,
             event_list: true,
         };

@@ -55,18 +55,15 @@ pub fn cutoff_since(d: Duration) -> SystemTime {
 
 /// The cutoff of `--changed-since FILE`: its mtime; `None` (scan everything)
 /// when it does not exist yet.
-pub fn cutoff_of_file(file: &Path) -> Result<Option<SystemTime>, String> {
+pub fn cutoff_of_file(file: &Path) -> anyhow::Result<Option<SystemTime>> {
+    use anyhow::Context;
     match fs::metadata(file) {
         Ok(md) => md
             .modified()
             .map(Some)
-            .map_err(|e| format!("`{}` has no mtime: {e}", file.display())),
+            .with_context(|| format!("`{}` has no mtime", file.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!(
-            "`{}` cannot be read: {}",
-            file.display(),
-            crate::store::fsread::io_reason(&e)
-        )),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read `{}`", file.display()))),
     }
 }
 

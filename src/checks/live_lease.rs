@@ -1,14 +1,14 @@
-//! `live-lease` (info): an agent-server owns the conversation right now.
-
-use std::time::UNIX_EPOCH;
-
-use serde_json::Value;
+//! `live-lease` (info): an agent-server owns the conversation right now, or
+//! its lease says so although the owner is gone (a reused pid). The lease
+//! model is `crate::server::lease` (the releases' own takeover rule).
 
 use super::{Check, Ctx, Finding, Repair, Severity};
+use crate::server::{self, lease as model, Era};
 
 pub struct LiveLease;
 
-/// The lease's state, as the agent-server's own takeover rule sees it.
+/// The lease's state in the shape the repair guard uses (kept for
+/// `src/fix`): `Live` exactly when the server's `claim` would refuse.
 #[derive(Debug, PartialEq)]
 pub enum Lease {
     None,
@@ -26,77 +26,46 @@ pub enum Lease {
     Unparsable,
 }
 
-fn this_host() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .ok()
-        .map(|s| s.trim().to_string())
+fn owner_short(p: &model::Payload) -> String {
+    match (&p.host, p.pid) {
+        (Some(h), Some(pid)) => format!("{h} pid {pid}"),
+        (Some(h), None) => h.clone(),
+        _ => p.owner.clone(),
+    }
 }
 
-fn pid_alive(pid: u64) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+fn adapt(l: model::Lease) -> Lease {
+    match l {
+        model::Lease::None => Lease::None,
+        model::Lease::Unparsable(_) => Lease::Unparsable,
+        model::Lease::Expired(p) | model::Lease::DeadOwner(p) => Lease::Stale {
+            owner: owner_short(&p),
+        },
+        model::Lease::Live(p, _) => Lease::Live {
+            owner: owner_short(&p),
+            expires_at: p.expires_at,
+        },
+    }
 }
 
-/// Evaluate owner_lease.json: live if `expires_at > now` and (another host,
-/// or this host with `owner_pid` alive).
+/// The full model of this conversation's lease, judged here and now.
+pub fn model_state(ctx: &Ctx) -> model::Lease {
+    model::judge(&ctx.conv.lease, &model::Env::here(ctx.now))
+}
+
+/// Evaluate owner_lease.json as the server's `claim` does.
 pub fn lease_state(ctx: &Ctx) -> Lease {
-    lease_of(&ctx.conv.lease, ctx.now)
+    adapt(model_state(ctx))
 }
 
 /// Whether a live lease holds the conversation folder `dir` right now (read
 /// fresh from disk, for the moment before a write).
 pub fn is_live(dir: &std::path::Path) -> bool {
-    let path = dir.join("owner_lease.json");
-    let doc = match crate::store::fsread::read_regular(&path) {
-        Err(_) if std::fs::symlink_metadata(&path).is_err() => crate::store::Doc::Missing,
-        Err(e) => crate::store::Doc::Unreadable(e),
-        Ok((b, _)) => match serde_json::from_slice(&b) {
-            Ok(v) => crate::store::Doc::Present(v),
-            Err(_) => {
-                crate::store::Doc::Unreadable(crate::store::Unreadable::InvalidJson(String::new()))
-            }
-        },
-    };
-    matches!(
-        lease_of(&doc, std::time::SystemTime::now()),
-        Lease::Live { .. }
+    model::judge(
+        &model::read(dir),
+        &model::Env::here(std::time::SystemTime::now()),
     )
-}
-
-fn lease_of(doc: &crate::store::Doc, now: std::time::SystemTime) -> Lease {
-    let v = match doc {
-        crate::store::Doc::Missing => return Lease::None,
-        crate::store::Doc::Unreadable(_) => return Lease::Unparsable,
-        crate::store::Doc::Present(v) => v,
-    };
-    let Some(expires) = v.get("expires_at").and_then(Value::as_f64) else {
-        return Lease::Unparsable;
-    };
-    let now = now
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
-    let host = v.get("owner_host").and_then(Value::as_str);
-    let pid = v.get("owner_pid").and_then(Value::as_u64);
-    let owner = match (host, pid) {
-        (Some(h), Some(p)) => format!("{h} pid {p}"),
-        (Some(h), None) => h.to_string(),
-        _ => v
-            .get("owner_instance_id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| "an unknown owner".into()),
-    };
-    let same_host = host.is_some() && host.map(str::to_string) == this_host();
-    let owner_gone = same_host && pid.is_some_and(|p| !pid_alive(p));
-    if expires > now && !owner_gone {
-        Lease::Live {
-            owner,
-            expires_at: expires,
-        }
-    } else {
-        Lease::Stale { owner }
-    }
+    .is_live()
 }
 
 impl Check for LiveLease {
@@ -105,25 +74,41 @@ impl Check for LiveLease {
     }
 
     fn summary(&self) -> &'static str {
-        "An agent-server holds an unexpired lease: the conversation is in use"
+        "An agent-server holds an unexpired lease: the conversation is in use (or looks so)"
     }
 
     fn explain(&self) -> &'static str {
         "\
 What it finds
-  owner_lease.json (agent-server 1.19.1+) whose `expires_at` is in the future
-  and whose owner may be alive (another host, or this host with `owner_pid`
-  running). Servers renew it every 15 s with a 45 s lifetime and delete it on
-  a clean shutdown.
+  owner_lease.json (agent-server 1.19.1+; owner id, generation, expires_at,
+  and from 1.22 owner_host and owner_pid), read as every release to 1.58.2
+  reads it (conversation_lease.py, unchanged since). The server's `claim`
+  refuses the folder while `expires_at` is in the future, unless the owner
+  is on this host and its pid is gone. So the lease is:
+  - live, owner on another host: its pid is never checked. A host name of 12
+    hex digits is a Docker container's: its pid means nothing outside it;
+  - live, owner on this host with its pid running. When that pid now runs
+    something that is not an agent-server, the pid was reused (SDK #4893)
+    and the dead owner's lease still looks alive;
+  - live, no host or pid recorded (written before 1.22): the TTL alone;
+  - expired, or owner pid gone on this host: the next claim takes it over
+    (no finding; `stale-running` says it when the run was cut).
+  Servers renew every 15 s with a 45 s lifetime and delete the file on a
+  clean shutdown.
 
 Why it matters
   A live server owns the folder and caches it in memory: what diagnose reads
-  may change under it, and `repair` refuses to touch it. A lease that expired
-  or whose process is gone only means the last shutdown was not clean; the
-  next server takes it over.
+  may change under it, and `repair` refuses to touch it. Servers before 1.37
+  skip a conversation held by another live server at startup, so it is not
+  listed until they restart after the lease expires (`not-listed`); 1.37+
+  list it, but cannot open it (nor recover a `running` one) until then.
 
 Repair
-  None: stop the server (or wait until it evicts the idle conversation) first."
+  None. The message says when the server will take the folder over and what
+  to do: stop the owner (or wait until it evicts the idle conversation); if
+  the owner is gone (a removed container, a reused pid), wait until the time
+  given, or, with every server sharing this store stopped, delete
+  owner_lease.json."
     }
 
     fn repair(&self) -> Repair {
@@ -131,19 +116,55 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        if let Lease::Live { owner, expires_at } = lease_state(ctx) {
-            let until =
-                UNIX_EPOCH + std::time::Duration::from_secs_f64(expires_at.clamp(0.0, 1e11));
-            out.push(Finding::new(
-                self.id(),
-                Severity::Info,
-                "owner_lease.json",
-                format!(
-                    "in use by {} (lease until {}); repair will refuse to touch it",
-                    ctx.quote(&owner),
-                    crate::clock::utc(until).0
-                ),
-            ));
-        }
+        let model::Lease::Live(p, held) = model_state(ctx) else {
+            return;
+        };
+        let q = |s: &str| ctx.quote(s);
+        let who = server::owner_text(&p, &held, &q);
+        let until = model::when(p.expires_at);
+        let rel = model::from_now(p.expires_at, ctx.now);
+        let effect = match server::era(ctx.version) {
+            Era::Eager => format!(
+                "agent-server {} skips it at startup, so it is not listed until a restart after that",
+                ctx.version
+            ),
+            _ => format!(
+                "agent-server {} lists it but cannot open it{} until then",
+                ctx.version,
+                if ctx
+                    .conv
+                    .base_state
+                    .value()
+                    .and_then(|b| b.get("execution_status"))
+                    .and_then(|s| s.as_str())
+                    == Some("running")
+                {
+                    " (it stays `running`: crash recovery waits for the lease)"
+                } else {
+                    ""
+                }
+            ),
+        };
+        let todo = match &held {
+            model::Held::OtherHost { container: true } => {
+                "if that container is gone, wait for the expiry (or, with every server on this store stopped, delete owner_lease.json)"
+            }
+            model::Held::OtherHost { container: false } => {
+                "stop the server on that host, or wait for the expiry if it is gone"
+            }
+            model::Held::ThisHostAlive { reused: true, .. } => {
+                "the owner is dead and its pid reused (SDK #4893): wait for the expiry, or, with every server on this store stopped, delete owner_lease.json"
+            }
+            _ => "stop that server (or wait until it evicts the idle conversation)",
+        };
+        out.push(Finding::new(
+            self.id(),
+            Severity::Info,
+            "owner_lease.json",
+            format!(
+                "in use by {who}, generation {}, lease until {until} ({rel}); a server takes it over after that if the owner stops renewing; {effect}; {todo}; repair will refuse to touch it",
+                p.generation
+            ),
+        ));
     }
 }

@@ -28,14 +28,16 @@ Why it matters
   hydration.
 
 Repair
-  With `--server-version 1.43.0` or newer, `repair` removes `agent` from
-  meta.json (what those servers do themselves). Older servers require it."
+  With `--server-version 1.43.0` or newer given explicitly, `repair` removes
+  `agent` from meta.json (what those servers do themselves). Without the
+  flag it is kept: older servers require it, and a meta.json without it
+  drops the conversation from their list."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Safe,
-            what: "only with `--server-version 1.43.0` or newer: remove `agent` from meta.json (what those servers do at their next hydration); `workspace` and every other key stay, since they are still required",
+            what: "only when `--server-version 1.43.0` or newer is given (the rules default to the newest known, 1.58.2, as for `diagnose`, but dropping the agent is never a default: servers before 1.43 would stop listing the conversation): remove `agent` from meta.json (what those servers do at their next hydration); `workspace` and every other key stay, since they are still required",
             guards: "meta.json's agent holds no real secret (Fernet token or value) that base_state.json lacks",
             planner: Some(crate::fix::meta::plan_duplicate),
         }
@@ -60,7 +62,9 @@ Repair
                 "meta.json",
                 format!("meta.json still carries a copy of the agent; {tail}"),
             )
-            .fixable(!ctx.version.meta_owns_agent()),
+            // Dropping it makes servers before 1.43 refuse the folder, so
+            // `repair` does it only when told which server opens it.
+            .fixable(ctx.version_given && !ctx.version.meta_owns_agent()),
         );
     }
 }

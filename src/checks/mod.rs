@@ -18,6 +18,7 @@ mod changed_during_read;
 mod dangling_parent;
 mod duplicate_event_id;
 mod duplicate_index;
+mod empty_conversation;
 pub mod false_root;
 mod filename_id_mismatch;
 pub mod head_lag;
@@ -28,8 +29,11 @@ pub mod live_lease;
 pub mod meta_divergence;
 mod meta_duplicate;
 pub mod misparented_recovery_error;
+pub mod not_listed;
 mod parent_cycle;
 pub mod plaintext_secret;
+mod secret_undecryptable;
+mod shadowed;
 mod stale_leaf;
 mod stale_running;
 mod unknown_field;
@@ -103,6 +107,8 @@ pub struct Ctx<'a> {
     pub views: &'a Views,
     pub reader: Reader<'a>,
     pub version: Version,
+    /// `--server-version` was given (not the default).
+    pub version_given: bool,
     pub now: SystemTime,
     /// Every secret of this conversation (the output layer's redactor),
     /// applied early where a message clips a value (see [`Ctx::quote`]).
@@ -140,6 +146,7 @@ impl<'a> Ctx<'a> {
             views,
             reader: Reader::new(conv, index, version),
             version,
+            version_given: false,
             now: SystemTime::now(),
             redactor,
             shared: Shared::default(),
@@ -250,6 +257,7 @@ pub trait Check: Sync {
 /// Every check, in the order they run and are listed.
 pub static REGISTRY: &[&dyn Check] = &[
     &changed_during_read::ChangedDuringRead,
+    &empty_conversation::EmptyConversation,
     &unreadable_state::UnreadableState,
     &id_mismatch::IdMismatch,
     &false_root::FalseRootCheck,
@@ -273,6 +281,9 @@ pub static REGISTRY: &[&dyn Check] = &[
     &meta_duplicate::MetaDuplicate,
     &plaintext_secret::PlaintextSecret,
     &live_lease::LiveLease,
+    &not_listed::NotListed,
+    &shadowed::Shadowed,
+    &secret_undecryptable::SecretUndecryptable,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {

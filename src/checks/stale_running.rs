@@ -2,8 +2,9 @@
 
 use serde_json::Value;
 
-use super::live_lease::{lease_state, Lease};
+use super::live_lease::model_state;
 use super::{Check, Ctx, Finding, Repair, Severity};
+use crate::server::lease::Lease;
 
 pub struct StaleRunning;
 
@@ -20,7 +21,8 @@ impl Check for StaleRunning {
         "\
 What it finds
   base_state.json `execution_status` is \"running\" while no live
-  owner_lease.json says a server owns the folder.
+  owner_lease.json says a server owns the folder (no lease, an expired one,
+  or one whose owner pid is gone on this host: the model of `live-lease`).
 
 Why it matters
   The process that ran the agent stopped without finishing the turn (a crash,
@@ -47,13 +49,35 @@ Repair
             .and_then(|b| b.get("execution_status"))
             .and_then(Value::as_str)
             == Some("running");
-        if running && !matches!(lease_state(ctx), Lease::Live { .. }) {
-            out.push(Finding::new(
-                self.id(),
-                Severity::Info,
-                "base_state.json",
-                "execution_status is `running` but no server holds the conversation: the last run ended in a crash; the agent-server recovers it at its next start".into(),
-            ));
+        if !running {
+            return;
         }
+        let lease = match model_state(ctx) {
+            Lease::Live(..) => return,
+            Lease::None => String::new(),
+            Lease::Unparsable(_) => {
+                " (owner_lease.json is unreadable, which the server treats as stale)".into()
+            }
+            Lease::Expired(p) => format!(
+                " (the lease of instance `{}` expired at {})",
+                ctx.quote(&p.owner),
+                crate::server::lease::when(p.expires_at)
+            ),
+            Lease::DeadOwner(p) => format!(
+                " (the lease names pid {} on this host, which is gone)",
+                p.pid.unwrap_or(0)
+            ),
+        };
+        let when = if crate::server::era(ctx.version) == crate::server::Era::Eager {
+            "at its next start"
+        } else {
+            "at its next start (1.37+ hydrate every `running` conversation at startup)"
+        };
+        out.push(Finding::new(
+            self.id(),
+            Severity::Info,
+            "base_state.json",
+            format!("execution_status is `running` but no server holds the conversation{lease}: the last run ended in a crash; the agent-server marks it `error` and recovers it {when}"),
+        ));
     }
 }

@@ -5,13 +5,15 @@ use std::io;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
-use super::{selection, ExitStatus};
+use anyhow::Context;
+
+use super::{select, ExitStatus};
 use crate::batch::{ordered, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
-use crate::render::{self, progress::Progress, Summary};
+use crate::render::{self, progress::Progress, severity, Summary};
 use crate::report::{analyze, ConversationReport, Options};
-use crate::store::discover::discover;
+use crate::store::discover::find;
 
 pub fn threshold(f: FailOn) -> Option<Severity> {
     match f {
@@ -33,7 +35,7 @@ enum Scanned {
 /// printed: bounds memory whatever the size of the store.
 const WINDOW_PER_THREAD: usize = 8;
 
-fn cutoff(args: &DiagnoseArgs) -> Result<Option<SystemTime>, String> {
+fn cutoff(args: &DiagnoseArgs) -> anyhow::Result<Option<SystemTime>> {
     if let Some(d) = args.since {
         return Ok(Some(since::cutoff_since(d)));
     }
@@ -43,34 +45,24 @@ fn cutoff(args: &DiagnoseArgs) -> Result<Option<SystemTime>, String> {
     }
 }
 
-pub fn diagnose(args: &DiagnoseArgs, color: bool) -> ExitStatus {
+/// Whether `--hide-clean` leaves a conversation out: nothing at or above
+/// `--fail-on` (with `never`, nothing above info).
+pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
+    let bar = threshold(fail_on).unwrap_or(Severity::Warning);
+    severity(r).is_none_or(|s| s < bar)
+}
+
+pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
-    let selected = match selection(&args.only, &args.skip) {
-        Ok(s) => s,
-        Err(e) => {
-            render::error(&e);
-            return ExitStatus::Error;
-        }
-    };
-    let cutoff = match cutoff(args) {
-        Ok(c) => c,
-        Err(e) => {
-            render::error(&e);
-            return ExitStatus::Error;
-        }
-    };
-    let pool = match rayon::ThreadPoolBuilder::new()
+    let selected = select(&args.only, &args.skip)?;
+    let cutoff = cutoff(args)?;
+    let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.map_or(0, usize::from))
         .build()
-    {
-        Ok(p) => p,
-        Err(e) => {
-            render::error(&format!("cannot start worker threads: {e}"));
-            return ExitStatus::Error;
-        }
-    };
+        .context("cannot start worker threads")?;
     let opts = Options {
-        version: args.server_version,
+        version: args.server_version.unwrap_or(crate::version::NEWEST),
+        version_given: args.server_version.is_some(),
         selected: &selected,
         event_list: args.events,
     };
@@ -81,14 +73,27 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> ExitStatus {
 
     let mut list: Vec<PathBuf> = Vec::new();
     for path in &args.paths {
-        match discover(path) {
+        match find(path) {
             Ok(found) => {
                 summary.notes.extend(found.notes);
+                if let Some(instead) = found.instead {
+                    let msg = format!("no conversation in `{}`: found {instead}", path.display());
+                    if args.allow_empty {
+                        summary.notes.push(msg);
+                    } else {
+                        render::error(&format!(
+                            "{msg} (pass --allow-empty if an empty PATH is expected)"
+                        ));
+                        status = ExitStatus::Error;
+                        summary.errors += 1;
+                    }
+                }
                 list.extend(found.conversations);
             }
             Err(e) => {
-                render::error(&e);
+                render::fail(&e);
                 status = ExitStatus::Error;
+                summary.errors += 1;
             }
         }
     }
@@ -125,17 +130,18 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> ExitStatus {
                     list[i].display()
                 ));
                 status = ExitStatus::Error;
+                summary.errors += 1;
                 progress.done(0);
                 return true;
             }
         };
         progress.done(report.events.on_disk);
-        let worst = report.worst();
+        let worst = severity(&report);
         if status == ExitStatus::Success && fail.is_some_and(|t| worst.is_some_and(|w| w >= t)) {
             status = ExitStatus::Findings;
         }
         summary.add(&report);
-        if args.hide_clean && worst.is_none_or(|w| w <= Severity::Info) {
+        if args.hide_clean && hidden_as_clean(&report, args.fail_on) {
             return true;
         }
         match progress.suspend(|| renderer.conversation(&mut w, &report)) {
@@ -155,13 +161,13 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> ExitStatus {
     );
     progress.finish();
     if let Some(e) = write_error {
-        return broken_pipe_or_error(e);
+        return Ok(broken_pipe_or_error(e));
     }
     summary.elapsed = Some(started.elapsed());
     if let Err(e) = renderer.finish(&mut w, &summary) {
-        return broken_pipe_or_error(e);
+        return Ok(broken_pipe_or_error(e));
     }
-    status
+    Ok(status)
 }
 
 /// A closed pipe (`| head`) ends the run quietly; other write errors are errors.

@@ -4,6 +4,7 @@ pub mod completions;
 pub mod diagnose;
 pub mod explain;
 pub mod repair;
+pub mod undo_list;
 
 /// How a command ended; mapped to the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,16 +27,22 @@ impl ExitStatus {
     }
 }
 
-/// Validate `--only` / `--skip` ids and build the selection predicate.
+/// [`select`] for callers that still print a plain message (repair).
 pub fn selection(
     only: &[String],
     skip: &[String],
 ) -> Result<impl Fn(&str) -> bool + Send + Sync, String> {
+    select(only, skip).map_err(|e| format!("{e:#}"))
+}
+
+/// Validate `--only` / `--skip` ids and build the selection predicate.
+pub fn select(
+    only: &[String],
+    skip: &[String],
+) -> anyhow::Result<impl Fn(&str) -> bool + Send + Sync> {
     for id in only.iter().chain(skip) {
         if crate::checks::find(id).is_none() {
-            return Err(format!(
-                "unknown check `{id}` (run `convo-doctor explain` for the list)"
-            ));
+            anyhow::bail!("unknown check `{id}` (run `convo-doctor explain` for the list)");
         }
     }
     let only = only.to_vec();

@@ -278,6 +278,7 @@ fn diagnose_with(
     let all = |_: &str| true;
     let opts = report::Options {
         version,
+        version_given: false,
         selected: &all,
         event_list: false,
     };
@@ -291,11 +292,13 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let conv = Conversation::load(dir, version.wide_index());
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, version);
-    let ctx = Ctx::new(&conv, &index, &views, version);
+    let mut ctx = Ctx::new(&conv, &index, &views, version);
+    ctx.version_given = opts.server_version.is_some();
     // One read of the folder serves both the plan and the "before" report.
     let all = |_: &str| true;
     let report_opts = report::Options {
         version,
+        version_given: opts.server_version.is_some(),
         selected: &all,
         event_list: false,
     };

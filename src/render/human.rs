@@ -74,17 +74,28 @@ impl Renderer for Human {
         let _ = writeln!(s, "{}", self.strong(&clean(r, &r.path)));
         for f in &r.findings {
             let fix = if f.fixable { " [fixable]" } else { "" };
+            // The conversation's path on every finding line: `grep
+            // false-root` keeps which conversation it was.
             let _ = writeln!(
                 s,
                 "  {}[{}] {}: {}{}",
                 self.sev(f.severity),
                 f.check,
-                clean(r, &f.file),
+                clean(r, &super::concise::location(&r.path, &f.file)),
                 clean(r, &f.message),
                 self.faint(fix)
             );
         }
         let _ = writeln!(s, "  {} {}", self.faint("→"), self.verdict(r));
+        if let Some(listed) = r.listed {
+            let how = if listed { "yes" } else { "no (see not-listed)" };
+            let _ = writeln!(
+                s,
+                "  {} listed by agent-server {}: {how}",
+                self.faint("→"),
+                r.server_version
+            );
+        }
         if let Some(rows) = &r.event_list {
             let _ = writeln!(
                 s,
@@ -152,6 +163,13 @@ impl Renderer for Human {
             checks.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             let list: Vec<String> = checks.iter().map(|(c, k)| format!("{c} ×{k}")).collect();
             let _ = writeln!(t, "findings: {}", list.join(", "));
+        }
+        if s.fixable > 0 {
+            let _ = writeln!(
+                t,
+                "{} fixable with `convo-doctor repair` (`repair --dry-run` shows the diff)",
+                s.fixable
+            );
         }
         if s.conversations > 1 && !s.worst.is_empty() {
             let _ = writeln!(t, "worst first:");

@@ -1,9 +1,12 @@
 //! Renderers: the only code that writes to stdout or stderr.
 
+pub mod concise;
 pub mod human;
 pub mod json;
 pub mod progress;
+pub mod prometheus;
 pub mod repair;
+pub mod runs;
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
@@ -22,6 +25,11 @@ pub enum Format {
     Json,
     /// One JSON object per line per conversation, then a {"summary"} line.
     Jsonl,
+    /// One greppable line per finding: `PATH/FILE: severity[check] message`.
+    Concise,
+    /// The run's totals as Prometheus metrics, for node_exporter's textfile
+    /// collector.
+    Prometheus,
 }
 
 /// When to colour human output.
@@ -80,6 +88,15 @@ pub struct Summary {
     pub events_orphaned: usize,
     pub findings: BTreeMap<&'static str, usize>,
     pub by_check: BTreeMap<&'static str, usize>,
+    /// Findings `convo-doctor repair` can fix (each finding's `fixable`).
+    pub fixable: usize,
+    /// Findings per (check id, severity) (Prometheus output only).
+    #[serde(skip)]
+    pub by_check_severity: BTreeMap<(&'static str, Severity), usize>,
+    /// PATHs that could not be scanned and conversations that could not be
+    /// analysed: the run exits 2 (Prometheus output only).
+    #[serde(skip)]
+    pub errors: usize,
     /// Paths passed over during the scan, each a sentence.
     pub notes: Vec<String>,
     /// Conversations passed over by `--since` / `--changed-since`.
@@ -114,10 +131,19 @@ pub struct Worst {
     pub verdict: String,
 }
 
+/// How bad a conversation is for `--fail-on`, `--hide-clean` and the
+/// summary: its worst selected finding, and an error when the SDK cannot load
+/// it whatever checks were selected (the verdict comes from the views, not
+/// from `--only`/`--skip`).
+pub fn severity(r: &ConversationReport) -> Option<Severity> {
+    let cannot_load = r.events.agent_view.is_none().then_some(Severity::Error);
+    r.worst().max(cannot_load)
+}
+
 impl Summary {
     pub fn add(&mut self, r: &ConversationReport) {
         self.conversations += 1;
-        if r.findings.iter().any(|f| f.severity > Severity::Info) {
+        if severity(r).is_some_and(|s| s > Severity::Info) {
             self.with_findings += 1;
         } else {
             self.clean += 1;
@@ -130,6 +156,11 @@ impl Summary {
         for f in &r.findings {
             *self.findings.entry(f.severity.as_str()).or_default() += 1;
             *self.by_check.entry(f.check).or_default() += 1;
+            self.fixable += usize::from(f.fixable);
+            *self
+                .by_check_severity
+                .entry((f.check, f.severity))
+                .or_default() += 1;
         }
         self.rank_worst(r);
     }
@@ -137,7 +168,7 @@ impl Summary {
     /// Keep the `WORST_SHOWN` worst conversations with a finding above info
     /// (ties keep the first in path order): memory stays flat.
     fn rank_worst(&mut self, r: &ConversationReport) {
-        let Some(sev) = r.worst().filter(|&s| s > Severity::Info) else {
+        let Some(sev) = severity(r).filter(|&s| s > Severity::Info) else {
             return;
         };
         let rank = (
@@ -173,6 +204,8 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
         Format::Human => Box::new(human::Human::new(color)),
         Format::Json => Box::new(json::Json::document()),
         Format::Jsonl => Box::new(json::Json::lines()),
+        Format::Concise => Box::new(concise::Concise),
+        Format::Prometheus => Box::new(prometheus::Prometheus),
     }
 }
 
@@ -180,6 +213,17 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
 pub fn error(msg: &str) {
     let msg = sanitize(&crate::secrets::redact_all(msg));
     let _ = writeln!(io::stderr(), "convo-doctor: error: {msg}");
+}
+
+/// An error that ends a command, with its causes (`cannot read `x`: No such
+/// file or directory (os error 2)`).
+pub fn fail(e: &anyhow::Error) {
+    error(&format!("{e:#}"));
+}
+
+pub fn warning(msg: &str) {
+    let msg = sanitize(&crate::secrets::redact_all(msg));
+    let _ = writeln!(io::stderr(), "convo-doctor: warning: {msg}");
 }
 
 pub fn note(msg: &str) {

@@ -1,9 +1,13 @@
 //! Find the conversations under a PATH: PATH itself when it is one, else
 //! every conversation folder below it (a store). Symbolic links are never
-//! followed; nested `subagents/<hex>/` conversations are found too.
+//! followed; nested `subagents/<hex>/` conversations are found too. A folder
+//! of a store named like a conversation id that holds none of a
+//! conversation's files (emptied down to nothing) is listed too, so the
+//! `empty-conversation` check can report it instead of it vanishing.
 
 use std::path::{Path, PathBuf};
 
+use anyhow::{bail, Context};
 use walkdir::WalkDir;
 
 use super::conversation::is_conversation_dir;
@@ -16,21 +20,26 @@ pub struct Discovery {
     pub notes: Vec<String>,
     /// Whether PATH was itself a conversation (rather than a store).
     pub single: bool,
+    /// When no conversation was found: what PATH holds instead, as a phrase
+    /// ("an empty directory", "3 symbolic links, which are never followed").
+    pub instead: Option<String>,
 }
 
-/// Walk `root`. Errors only when `root` itself cannot be read.
+/// [`find`] for callers that still print a plain message (repair).
 pub fn discover(root: &Path) -> Result<Discovery, String> {
-    let md = std::fs::metadata(root).map_err(|e| {
-        format!(
-            "`{}` cannot be read: {}",
-            root.display(),
-            super::fsread::io_reason(&e)
-        )
-    })?;
+    find(root).map_err(|e| format!("{e:#}"))
+}
+
+/// Walk `root`. Errors only when `root` itself cannot be read; the error
+/// names the path and keeps the OS error as its source.
+pub fn find(root: &Path) -> anyhow::Result<Discovery> {
+    let md =
+        std::fs::metadata(root).with_context(|| format!("cannot read `{}`", root.display()))?;
     if !md.is_dir() {
-        return Err(format!("`{}` is not a directory", root.display()));
+        bail!("`{}` is not a directory", root.display());
     }
     let mut out = Discovery::default();
+    let mut seen = Seen::default();
     if is_conversation_dir(root) {
         out.single = true;
         out.conversations.push(root.to_path_buf());
@@ -52,11 +61,16 @@ pub fn discover(root: &Path) -> Result<Discovery, String> {
                     .unwrap_or_default();
                 out.notes
                     .push(format!("`{p}` was skipped: {}", walk_reason(&e)));
+                seen.unreadable += 1;
                 continue;
             }
         };
         let ft = entry.file_type();
+        if entry.depth() == 1 {
+            seen.entries += 1;
+        }
         if ft.is_symlink() {
+            seen.links += 1;
             if std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
                 out.notes.push(format!(
                     "`{}` is a symbolic link to a directory and was not followed",
@@ -66,8 +80,13 @@ pub fn discover(root: &Path) -> Result<Discovery, String> {
             continue;
         }
         if !ft.is_dir() {
+            seen.files += 1;
+            if entry.depth() == 1 && is_event_name(&entry.file_name().to_string_lossy()) {
+                seen.event_files += 1;
+            }
             continue;
         }
+        seen.dirs += 1;
         let name = entry.file_name().to_string_lossy();
         if name == ".convo-doctor" {
             it.skip_current_dir();
@@ -77,10 +96,116 @@ pub fn discover(root: &Path) -> Result<Discovery, String> {
             out.conversations.push(entry.path().to_path_buf());
             nested(entry.path(), &mut out);
             it.skip_current_dir();
+        } else if is_conversation_id(&name) {
+            seen.id_named.push(entry.path().to_path_buf());
         }
     }
     out.conversations.sort();
+    // An id-named folder is a conversation emptied down to nothing when it
+    // sits where conversations sit (directly in PATH, or next to one) and
+    // has no conversation below it (a folder that only groups conversations,
+    // as a per-user layout would, has some).
+    let parents: std::collections::HashSet<&Path> = out
+        .conversations
+        .iter()
+        .filter_map(|c| c.parent())
+        .collect();
+    let emptied: Vec<PathBuf> = seen
+        .id_named
+        .iter()
+        .filter(|d| {
+            let placed = d.parent().is_some_and(|p| p == root || parents.contains(p));
+            let at = out
+                .conversations
+                .partition_point(|c| c.as_path() < d.as_path());
+            let holds = out.conversations.get(at).is_some_and(|c| c.starts_with(d));
+            placed && !holds
+        })
+        .cloned()
+        .collect();
+    out.conversations.extend(emptied);
+    out.conversations.sort();
+    if out.conversations.is_empty() {
+        out.instead = Some(seen.describe(root));
+    }
     Ok(out)
+}
+
+/// What a walk met, to say what a PATH holds when it holds no conversation.
+#[derive(Default)]
+struct Seen {
+    /// Entries directly in PATH.
+    entries: usize,
+    links: usize,
+    files: usize,
+    dirs: usize,
+    unreadable: usize,
+    /// Files directly in PATH named like event files.
+    event_files: usize,
+    /// Folders named like a conversation id that are not conversations.
+    id_named: Vec<PathBuf>,
+}
+
+impl Seen {
+    fn describe(&self, root: &Path) -> String {
+        let events_dir = root.file_name().is_some_and(|n| n == "events") || self.event_files > 0;
+        if events_dir {
+            return "an events/ folder; did you mean its parent?".into();
+        }
+        if self.entries == 0 && self.unreadable > 0 {
+            return "a directory that cannot be listed (see the notes)".into();
+        }
+        if self.entries == 0 {
+            return "an empty directory".into();
+        }
+        if self.links > 0 {
+            return format!(
+                "{}, which {} never followed",
+                count(self.links, "symbolic link", "symbolic links"),
+                if self.links == 1 { "is" } else { "are" }
+            );
+        }
+        if self.unreadable > 0 && self.files == 0 && self.dirs == 0 {
+            return format!(
+                "{} that cannot be read (see the notes)",
+                count(self.unreadable, "entry", "entries")
+            );
+        }
+        format!(
+            "{} and {}, none of them a conversation (a folder holding base_state.json, meta.json or events/)",
+            count(self.files, "file", "files"),
+            count(self.dirs, "folder", "folders")
+        )
+    }
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `event-<digits>-<anything>.json`, as the SDK names event files.
+fn is_event_name(name: &str) -> bool {
+    name.strip_prefix("event-")
+        .and_then(|r| r.strip_suffix(".json"))
+        .is_some_and(|r| {
+            r.split('-')
+                .next()
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+}
+
+/// A conversation id as the agent-server names folders (32 hex digits,
+/// `uuid.hex`) or as a UUID with dashes.
+pub fn is_conversation_id(name: &str) -> bool {
+    let hex = |s: &str| s.bytes().all(|b| b.is_ascii_hexdigit());
+    match name.len() {
+        32 => hex(name),
+        36 => {
+            let parts: Vec<&str> = name.split('-').collect();
+            parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| hex(p))
+        }
+        _ => false,
+    }
 }
 
 /// `subagents/<id>/` conversations inside a conversation.
@@ -119,5 +244,39 @@ fn walk_reason(e: &walkdir::Error) -> String {
     match e.io_error() {
         Some(io) => super::fsread::io_reason(io),
         None => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_root_keeps_the_os_error_as_its_source() {
+        let e = find(Path::new("/nonexistent/convo-doctor-store")).unwrap_err();
+        let io = e
+            .root_cause()
+            .downcast_ref::<std::io::Error>()
+            .expect("the io::Error is kept");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        let text = format!("{e:#}");
+        assert!(text.starts_with("cannot read `/nonexistent/convo-doctor-store`: "));
+        assert!(text.contains("No such file or directory"), "{text}");
+    }
+
+    #[test]
+    fn conversation_ids() {
+        assert!(is_conversation_id("0123456789abcdef0123456789abcdef"));
+        assert!(is_conversation_id("01234567-89ab-cdef-0123-456789abcdef"));
+        assert!(!is_conversation_id("0123456789abcdef0123456789abcdeg"));
+        assert!(!is_conversation_id("lost+found"));
+        assert!(!is_conversation_id("01234567-89ab-cdef-0123456789abcdef0"));
+    }
+
+    #[test]
+    fn event_file_names() {
+        assert!(is_event_name("event-00001-abc.json"));
+        assert!(!is_event_name("event-x-abc.json"));
+        assert!(!is_event_name("base_state.json"));
     }
 }

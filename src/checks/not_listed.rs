@@ -1,0 +1,131 @@
+//! `not-listed` (warning; error when it breaks the whole list): the
+//! agent-server release judged for (`--server-version`) does not list this
+//! conversation. The rules are in `crate::server`.
+
+use super::{Check, Ctx, Finding, Severity};
+use crate::server::{self, lease, Inputs, Verdict};
+use crate::view::LoadError;
+
+pub struct NotListed;
+
+/// The listing verdict for this conversation and release.
+pub fn verdict(ctx: &Ctx) -> Verdict {
+    let conv = ctx.conv;
+    let parent = conv.dir.parent().unwrap_or(&conv.dir);
+    let ids = server::store_ids(parent);
+    let env = lease::Env::here(ctx.now);
+    verdict_with(ctx, &ids, &env)
+}
+
+/// [`verdict`] with the store pre-pass and the lease environment given (tests).
+pub fn verdict_with(ctx: &Ctx, ids: &server::StoreIds, env: &lease::Env) -> Verdict {
+    let load = ctx.load_error();
+    let quote = |s: &str| ctx.quote(s);
+    let inputs = Inputs {
+        version: ctx.version,
+        load_error: match load {
+            Some(
+                e @ (LoadError::BadBaseState(_)
+                | LoadError::IdMismatch { .. }
+                | LoadError::NoBaseState),
+            ) => Some(crate::report::describe_load_error(e, ctx)),
+            _ => None,
+        },
+        running_unreadable: running_unreadable(ctx),
+        state_invalid: match load {
+            Some(LoadError::BadBaseState(why)) => Some(why.clone()),
+            _ => None,
+        },
+        env,
+        quote: &quote,
+    };
+    server::judge(ctx.conv, ids, &inputs)
+}
+
+/// For a `running` conversation: the first event of the log that cannot be read.
+fn running_unreadable(ctx: &Ctx) -> Option<String> {
+    let running = ctx
+        .conv
+        .base_state
+        .value()
+        .and_then(|b| b.get("execution_status"))
+        .and_then(|s| s.as_str())
+        == Some("running");
+    if !running {
+        return None;
+    }
+    (0..ctx.reader.len()).find_map(|i| {
+        ctx.reader.read(i).err().map(|e| {
+            format!(
+                "{} cannot be read ({})",
+                ctx.event_path(i),
+                crate::report::describe_read_error(&e, ctx)
+            )
+        })
+    })
+}
+
+impl Check for NotListed {
+    fn id(&self) -> &'static str {
+        "not-listed"
+    }
+
+    fn summary(&self) -> &'static str {
+        "The agent-server release judged for does not list this conversation, and the rule that decides it"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  A conversation folder that the agent-server of `--server-version` leaves out
+  of its conversation list (`GET /api/conversations/search`), with the rule of
+  that release's ConversationService that drops it and the file that decides:
+  - no meta.json (every release skips such a folder);
+  - meta.json unreadable, or not a valid StoredConversation (`id` not a UUID,
+    no `workspace`; before 1.37 also no `agent`, the event service is rebuilt
+    from it);
+  - 1.49+: the folder name is not a UUID (`UUID(conversation_dir.name)`);
+  - the folder is not named after the id in its meta.json: every release
+    reads the state from `<conversations>/<id>`, not from this folder (before
+    1.37 the server even creates that folder with an empty conversation);
+  - 1.37+: base_state.json missing (the catalog counts it, search skips it),
+    not JSON, or with an `execution_status` that is not a valid status;
+    valid JSON that is not a ConversationState makes the search call itself
+    fail, for every conversation on the page (then the finding is an error);
+  - before 1.37: a lease held by another live server, or a state or event log
+    that does not load (the startup scan skips it, until the next restart).
+  Each message names the release's file and function.
+
+Why it matters
+  \"Where did my conversation go?\": the files are there, but the UI does not
+  show them. The `listed` field of each conversation (JSON) and the `listed by`
+  line (human) give the verdict; it is `null` for sub-agent folders and for
+  SDK-only stores where no folder has a meta.json.
+
+Repair
+  None automatic. Rename the folder to the id in its meta.json, restore a
+  meta.json or base_state.json from a backup, or fix the field named; see
+  `convo-doctor explain live-lease` for leases."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        let v = verdict(ctx);
+        if v.listed != Some(false) {
+            return;
+        }
+        let sev = if v.breaks_search {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        out.push(Finding::new(
+            self.id(),
+            sev,
+            v.file,
+            format!(
+                "agent-server {} does not list it [{}]: {} ({})",
+                ctx.version, v.rule, v.why, v.code
+            ),
+        ));
+    }
+}
