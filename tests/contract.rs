@@ -691,3 +691,27 @@ fn the_printed_undo_hint_works_when_pasted_with_a_custom_backup_dir() {
     let before: Vec<_> = before.into_iter().map(|(p, b, _)| (p, b)).collect();
     assert_eq!(after, before, "undo restored every byte");
 }
+
+#[test]
+fn repair_of_a_path_with_no_conversation_is_an_error_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dry in [true, false] {
+        let mut args = vec!["repair"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let backups = tmp.path().join("b");
+        let empty = tmp.path().join("empty");
+        fs::create_dir_all(&empty).unwrap();
+        args.extend(["--backup-dir", backups.to_str().unwrap()]);
+        args.push(empty.to_str().unwrap());
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("no conversation in"), "{err}");
+        assert!(err.contains("an empty directory"), "{err}");
+        let missing = tmp.path().join("nope");
+        let (code, _, err) = run(&["repair", "--dry-run", missing.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("No such file or directory"), "{err}");
+    }
+}
