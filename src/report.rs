@@ -103,7 +103,9 @@ pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
         LoadError::NoBaseState => {
             "base_state.json is missing and there is no agent to rebuild it".into()
         }
-        LoadError::BadBaseState(why) => format!("base_state.json: {why}"),
+        LoadError::BadBaseState(why) | LoadError::StateDecode { why, .. } => {
+            format!("base_state.json: {why}")
+        }
         LoadError::IdMismatch { expected, found } => {
             format!(
                 "Conversation ID mismatch: folder is {}, base_state.json has {}",
