@@ -179,6 +179,9 @@ impl<'a> Reader<'a> {
     /// the FIRST index holding it, so a second copy of an id stands for its
     /// first copy.
     pub fn first_of(&self, idx: usize) -> usize {
+        if !self.index.dup_ids {
+            return idx; // every id is held once: no lookup on the hot path
+        }
         self.index
             .id_to_idx
             .get(self.id(idx))
