@@ -74,11 +74,16 @@ fn is_hex32(s: &str) -> bool {
 pub fn pydantic_bool(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if f == 0.0 => Some(false),
-            Some(f) if f == 1.0 => Some(true),
-            _ => None,
-        },
+        Value::Number(n) => {
+            let f = n.as_f64()?;
+            if f == 0.0 {
+                Some(false)
+            } else if f == 1.0 {
+                Some(true)
+            } else {
+                None
+            }
+        }
         Value::String(s) => {
             let l = s.to_ascii_lowercase();
             match l.as_str() {
