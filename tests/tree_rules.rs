@@ -281,7 +281,7 @@ fn the_load_error_comes_from_the_first_copy_the_sdk_reads() {
     // 0: id A, unreadable; 1: a new root; 2: a readable second copy of A
     // (legacy); 3: legacy, so its parent is get_id(2) = A, which resolves to
     // index 0: the walk 3 -> 0 fails on index 0, never reading 2 or 1.
-    let mut c = Conv::new(json!({}));
+    let c = Conv::new(json!({}));
     let a = eid(0);
     c.write_raw(0, &a, "{\"id\": \"trunc");
     let b = eid(1);
