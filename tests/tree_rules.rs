@@ -424,3 +424,17 @@ fn base_state_exceptions_are_the_ones_json_loads_and_pydantic_raise() {
         );
     }
 }
+
+#[test]
+fn tree_era_readers_reject_an_event_whose_id_is_the_root_sentinel() {
+    let mut c = Conv::new(json!({}));
+    c.push_raw(&json!({"id": "__root__", "kind": "MessageEvent"}).to_string());
+    assert!(matches!(
+        agent_view(c.path(), NEW),
+        Err(LoadError::Read {
+            idx: 0,
+            error: ReadError::ReservedId
+        })
+    ));
+    assert_eq!(agent_view(c.path(), "1.29.3").unwrap(), vec![0]);
+}

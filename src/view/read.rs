@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::kinds::Kinds;
-use crate::store::event::{canonical_name, ParentRef};
+use crate::store::event::{canonical_name, ParentRef, ROOT_PARENT_ID};
 use crate::store::{Conversation, EventFile, EventRecord, Index, Unreadable};
 use crate::version::Version;
 
@@ -24,6 +24,10 @@ pub enum ReadError {
     },
     /// A pre-tree reader (< 1.31) rejects `parent_id` (`extra_forbidden`).
     TreeFieldTooNew,
+    /// The event's `id` is `__root__`, which tree-era models reject
+    /// (`_reject_reserved_id`: the sentinel would make its children look
+    /// parentless).
+    ReservedId,
     /// A top-level key this release's model of the kind does not have
     /// (`extra_forbidden`), e.g. a field added by a newer release.
     UnknownField {
@@ -46,6 +50,10 @@ impl std::fmt::Display for ReadError {
             ReadError::TreeFieldTooNew => {
                 write!(f, "it has a `parent_id`, which readers before 1.31 reject")
             }
+            ReadError::ReservedId => write!(
+                f,
+                "its id is `__root__`, the reserved parent sentinel, which the SDK rejects"
+            ),
             ReadError::UnknownField { kind, field } => write!(
                 f,
                 "its key `{field}` is not a field of {kind} in this SDK, which forbids extra keys"
@@ -157,6 +165,9 @@ impl<'a> Reader<'a> {
         self.check_kinds(rec)?;
         if !self.version.tree_era() && rec.parent.is_present() {
             return Err(ReadError::TreeFieldTooNew);
+        }
+        if self.version.tree_era() && rec.id.as_deref() == Some(ROOT_PARENT_ID) {
+            return Err(ReadError::ReservedId);
         }
         if let Some(&allowed) = self.kinds.fields.get(&rec.kind) {
             let extra = rec.keys & !allowed;
