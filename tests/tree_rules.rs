@@ -438,3 +438,22 @@ fn tree_era_readers_reject_an_event_whose_id_is_the_root_sentinel() {
     ));
     assert_eq!(agent_view(c.path(), "1.29.3").unwrap(), vec![0]);
 }
+
+#[test]
+fn a_directory_where_a_file_should_be_raises_is_a_directory_error() {
+    let mut c = Conv::new(json!({}));
+    c.push("MessageEvent", None);
+    let id = eid(1);
+    std::fs::create_dir(c.path().join(format!("events/event-00001-{id}.json"))).unwrap();
+    assert_eq!(
+        agent_view(c.path(), NEW).unwrap_err().exception(),
+        "IsADirectoryError"
+    );
+    let c = Conv::new(json!({}));
+    std::fs::remove_file(c.path().join("base_state.json")).unwrap();
+    std::fs::create_dir(c.path().join("base_state.json")).unwrap();
+    assert_eq!(
+        agent_view(c.path(), NEW).unwrap_err().exception(),
+        "IsADirectoryError"
+    );
+}

@@ -16,8 +16,9 @@ pub enum LoadError {
     NoBaseState,
     /// base_state.json cannot be validated (`ValidationError`).
     BadBaseState(String),
-    /// base_state.json is not UTF-8 (`UnicodeDecodeError`) or not JSON
-    /// (`JSONDecodeError`): `json.loads` fails before any validation.
+    /// base_state.json is a directory (`IsADirectoryError`), not UTF-8
+    /// (`UnicodeDecodeError`) or not JSON (`JSONDecodeError`): reading it or
+    /// `json.loads` fails before any validation.
     StateDecode {
         exception: &'static str,
         why: String,
@@ -46,6 +47,8 @@ impl LoadError {
                     "FileNotFoundError"
                 }
                 ReadError::Unreadable(Unreadable::NotUtf8) => "UnicodeDecodeError",
+                // `open()` of a directory named like an event file
+                ReadError::Unreadable(Unreadable::NotAFile("directory")) => "IsADirectoryError",
                 _ => "ValidationError",
             },
             LoadError::UnknownLeaf { .. } | LoadError::UnknownParent { .. } => "KeyError",
@@ -144,6 +147,12 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
                 return Ok((None, false));
             }
             return Err(LoadError::NoBaseState);
+        }
+        Doc::Unreadable(u @ Unreadable::NotAFile("directory")) => {
+            return Err(LoadError::StateDecode {
+                exception: "IsADirectoryError",
+                why: u.to_string(),
+            })
         }
         Doc::Unreadable(u @ Unreadable::NotUtf8) => {
             return Err(LoadError::StateDecode {
