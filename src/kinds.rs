@@ -16,6 +16,9 @@ const SOURCES: &[(&str, &str)] = &[
     ("1.34.0", include_str!("../data/kinds/1.34.0.json")),
     ("1.38.0", include_str!("../data/kinds/1.38.0.json")),
     ("1.43.1", include_str!("../data/kinds/1.43.1.json")),
+    ("1.47.0", include_str!("../data/kinds/1.47.0.json")),
+    ("1.52.0", include_str!("../data/kinds/1.52.0.json")),
+    ("1.55.1", include_str!("../data/kinds/1.55.1.json")),
     ("1.58.2", include_str!("../data/kinds/1.58.2.json")),
 ];
 
@@ -147,5 +150,18 @@ mod tests {
             Kinds::for_version(Version::new(1, 0, 0)).source,
             Version::new(1, 29, 3)
         );
+        // exact between 1.43 and 1.58 too: AskOracle (1.47), ClassifyAndSwitchLLM
+        // (1.52), SecurityAnalysisEvent (1.55), StartChildConversation (1.58)
+        let k = Kinds::for_version(Version::new(1, 50, 0));
+        assert_eq!(k.source, Version::new(1, 47, 0));
+        assert!(k.action.contains("AskOracleAction"));
+        assert!(!k.action.contains("ClassifyAndSwitchLLMAction"));
+        let k = Kinds::for_version(Version::new(1, 56, 0));
+        assert_eq!(k.source, Version::new(1, 55, 1));
+        assert!(k.event.contains("SecurityAnalysisEvent"));
+        assert!(!k.action.contains("StartChildConversationAction"));
+        assert!(!Kinds::for_version(Version::new(1, 46, 0))
+            .action
+            .contains("AskOracleAction"));
     }
 }

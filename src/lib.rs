@@ -17,6 +17,7 @@ pub mod report;
 pub mod secrets;
 pub mod store;
 pub mod text;
+pub mod validate;
 pub mod version;
 pub mod view;
 

@@ -106,6 +106,14 @@ pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
         LoadError::BadBaseState(why) | LoadError::StateDecode { why, .. } => {
             format!("base_state.json: {why}")
         }
+        LoadError::InvalidState(errors) => format!(
+            "base_state.json: {}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
         LoadError::IdMismatch { expected, found } => {
             format!(
                 "Conversation ID mismatch: folder is {}, base_state.json has {}",
@@ -142,7 +150,7 @@ pub fn analyze_with(
     opts: &Options,
     overlay: &Overlay,
 ) -> ConversationReport {
-    let conv = Conversation::load_with(dir, opts.version.wide_index(), overlay);
+    let conv = Conversation::load_with(dir, opts.version, overlay);
     analyze_loaded(&conv, display, opts)
 }
 

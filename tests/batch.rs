@@ -10,6 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
+mod common;
+
 /// Run the binary; (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
@@ -49,6 +51,7 @@ fn conversation(store: &Path, k: usize, n: usize, shape: Shape) -> PathBuf {
         let mut ev = json!({"id": this, "timestamp": "2026-01-01T00:00:00", "source": "user"});
         ev["parent_id"] = json!(parent.as_deref().unwrap_or("__root__"));
         ev["kind"] = json!("MessageEvent");
+        ev["llm_message"] = common::required_fields("MessageEvent")["llm_message"].clone();
         let mut text = ev.to_string();
         if shape == Shape::Truncated && i == 1 {
             text.truncate(text.len() / 2);
@@ -57,7 +60,7 @@ fn conversation(store: &Path, k: usize, n: usize, shape: Shape) -> PathBuf {
         parent = Some(this);
     }
     if shape != Shape::NoState {
-        let state = json!({"id": id, "leaf_event_id": parent});
+        let state = common::valid_state(json!({"id": id, "leaf_event_id": parent}));
         fs::write(dir.join("base_state.json"), state.to_string()).unwrap();
     }
     dir

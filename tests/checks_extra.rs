@@ -29,7 +29,10 @@ fn recovery_error_log() -> Conv {
     let a = eid(1);
     c.push_raw(
         &json!({"id": a, "source": "agent", "parent_id": m, "tool_name": "terminal",
-                "tool_call_id": "call_1", "kind": "ActionEvent"})
+                "tool_call_id": "call_1", "kind": "ActionEvent",
+                // the rest of a real 1.58.2 ActionEvent (fixtures/clean-tree act1)
+                "thought": [], "llm_response_id": "resp_1",
+                "tool_call": {"id": "call_1", "name": "terminal", "arguments": "{}", "origin": "completion"}})
         .to_string(),
     );
     let e = eid(2);

@@ -50,7 +50,7 @@ fn agent_view_matches_the_real_sdk_on_every_fixture() {
         let name = f["name"].as_str().unwrap();
         let dir = root().join(f["path"].as_str().unwrap());
         let verdict = &f["sdk_verdict"];
-        let conv = Conversation::load(&dir, NEWEST.wide_index());
+        let conv = Conversation::load(&dir, NEWEST);
         let index = Index::build(&conv.events);
         let views = Views::compute(&conv, &index, NEWEST);
         let reader = Reader::new(&conv, &index, NEWEST);

@@ -45,7 +45,7 @@ fn every_fuzz_case_agrees_with_the_real_sdk() {
         let dir = root().join(c["path"].as_str().unwrap());
         let version: Version = c["server_version"].as_str().unwrap().parse().unwrap();
         let verdict = &c["sdk_verdict"];
-        let conv = Conversation::load(&dir, version.wide_index());
+        let conv = Conversation::load(&dir, version);
         let index = Index::build(&conv.events);
         let views = Views::compute(&conv, &index, version);
         let reader = Reader::new(&conv, &index, version);

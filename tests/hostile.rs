@@ -586,7 +586,7 @@ fn two_hundred_thousand_event_files() {
     fs::create_dir_all(&ev).unwrap();
     fs::write(
         conv.join("base_state.json"),
-        json!({"id": "01234567-89ab-cdef-0123-456789abcdef"}).to_string(),
+        common::valid_state(json!({})).to_string(),
     )
     .unwrap();
     let n = 200_000;
@@ -595,7 +595,7 @@ fn two_hundred_thousand_event_files() {
         // a legacy chain (no parent_id), with the last one cut off by a gap
         let idx = if i == n - 1 { i + 1 } else { i };
         let body = format!(
-            r#"{{"id":"{}","kind":"MessageEvent","source":"user"}}"#,
+            r#"{{"id":"{}","kind":"MessageEvent","source":"user","llm_message":{{"role":"user","content":[]}}}}"#,
             eid(i)
         );
         fs::write(ev.join(format!("event-{idx:05}-{}.json", eid(i))), body).unwrap();

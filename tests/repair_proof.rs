@@ -76,7 +76,7 @@ fn apply_mtimes(conv: &Path, mtimes: &Value) {
 /// The agent view of the newest SDK as convo-doctor computes it, as the
 /// JSON ids of the events (what the SDK's `active_branch()` returns).
 fn agent_view_ids(conv: &Path) -> Option<Vec<String>> {
-    let c = Conversation::load(conv, NEWEST.wide_index());
+    let c = Conversation::load(conv, NEWEST);
     let index = Index::build(&c.events);
     let views = Views::compute(&c, &index, NEWEST);
     let reader = Reader::new(&c, &index, NEWEST);

@@ -149,7 +149,9 @@ fn an_unreadable_event_on_the_branch_fails_the_load_but_not_off_it() {
     c.write_raw(
         2,
         &leaf,
-        &json!({"id": leaf, "parent_id": eid(1), "kind": "MessageEvent"}).to_string(),
+        &json!({"id": leaf, "parent_id": eid(1), "kind": "MessageEvent", "source": "user",
+                "llm_message": {"role": "user", "content": []}})
+        .to_string(),
     );
     assert!(matches!(
         agent_view(c.path(), NEW),
@@ -235,6 +237,20 @@ fn id_mismatch_is_refused() {
     ));
 }
 
+/// A MessageEvent the real SDK accepts, with an optional `parent_id`.
+fn msg(id: &str, parent: Option<&str>) -> String {
+    let mut ev = json!({"id": id, "timestamp": "2026-01-01T00:00:00", "source": "user", "kind": "MessageEvent"});
+    if let Some(p) = parent {
+        ev["parent_id"] = json!(p);
+    }
+    if let serde_json::Value::Object(m) = common::required_fields("MessageEvent") {
+        for (k, v) in m {
+            ev[k] = v;
+        }
+    }
+    ev.to_string()
+}
+
 // ---- the walk by id (issue 8 part 3). The SDK maps an id to its FIRST index
 // (`_scan_and_build_index`) and walks by id (`get_id`/`get_index` in
 // `_resolve_active_leaf`, `_effective_parent_id`, `path_to_root`). The same
@@ -249,17 +265,13 @@ fn a_second_copy_as_the_fallback_leaf_walks_from_the_first_copy() {
     let a = c.push("MessageEvent", None);
     let b = c.push("MessageEvent", Some(&a));
     c.push("MessageEvent", Some(&b));
-    c.write_raw(
-        3,
-        &b,
-        &json!({"id": b, "parent_id": a, "kind": "MessageEvent"}).to_string(),
-    );
+    c.write_raw(3, &b, &msg(&b, Some(&a)));
     assert_eq!(agent_view(c.path(), NEW).unwrap(), vec![0, 1]);
     // 1.31-1.34: the last event unless it has a parent_id; legacy events here
     let mut c = Conv::new(json!({}));
     let a = c.push("MessageEvent", None);
     c.push("MessageEvent", None);
-    c.write_raw(2, &a, &json!({"id": a, "kind": "MessageEvent"}).to_string());
+    c.write_raw(2, &a, &msg(&a, None));
     assert_eq!(agent_view(c.path(), OLD_TREE).unwrap(), vec![0]);
 }
 
@@ -270,9 +282,9 @@ fn a_legacy_predecessor_that_is_a_second_copy_continues_from_the_first_copy() {
     let mut c = Conv::new(json!({}));
     let a = c.push("MessageEvent", None);
     c.push("MessageEvent", None);
-    c.write_raw(2, &a, &json!({"id": a, "kind": "MessageEvent"}).to_string());
+    c.write_raw(2, &a, &msg(&a, None));
     let l = eid(3);
-    c.write_raw(3, &l, &json!({"id": l, "kind": "MessageEvent"}).to_string());
+    c.write_raw(3, &l, &msg(&l, None));
     assert_eq!(agent_view(c.path(), NEW).unwrap(), vec![0, 3]);
 }
 
@@ -285,14 +297,10 @@ fn the_load_error_comes_from_the_first_copy_the_sdk_reads() {
     let a = eid(0);
     c.write_raw(0, &a, "{\"id\": \"trunc");
     let b = eid(1);
-    c.write_raw(
-        1,
-        &b,
-        &json!({"id": b, "parent_id": "__root__", "kind": "MessageEvent"}).to_string(),
-    );
-    c.write_raw(2, &a, &json!({"id": a, "kind": "MessageEvent"}).to_string());
+    c.write_raw(1, &b, &msg(&b, Some("__root__")));
+    c.write_raw(2, &a, &msg(&a, None));
     let l = eid(3);
-    c.write_raw(3, &l, &json!({"id": l, "kind": "MessageEvent"}).to_string());
+    c.write_raw(3, &l, &msg(&l, None));
     assert!(matches!(
         agent_view(c.path(), NEW),
         Err(LoadError::Read { idx: 0, .. })
@@ -352,8 +360,7 @@ fn head_is_empty_is_read_as_pydantic_reads_a_bool() {
         let mut c = Conv::new(json!({"head_is_empty": v}));
         c.push("MessageEvent", None);
         let err = agent_view(c.path(), NEW).unwrap_err();
-        assert!(matches!(err, LoadError::BadBaseState(_)), "{v}: {err:?}");
-        assert_eq!(err.exception(), "ValidationError");
+        assert_eq!(err.exception(), "ValidationError", "{v}: {err:?}");
     }
 }
 
@@ -404,11 +411,15 @@ fn base_state_exceptions_are_the_ones_json_loads_and_pydantic_raise() {
     assert_eq!(exc(), "ValidationError");
     write(br#"{"id": 5}"#);
     assert_eq!(exc(), "ValidationError");
-    write(br#"{"id": "01234567-89ab-cdef-0123-456789abcdef", "head_is_empty": null}"#);
+    let state = |v: serde_json::Value| common::valid_state(v).to_string();
+    write(state(json!({"head_is_empty": null})).as_bytes());
     assert_eq!(exc(), "ValidationError");
-    write(br#"{"id": "ffffffff-89ab-cdef-0123-456789abcdef", "head_is_empty": null}"#);
+    write(
+        state(json!({"id": "ffffffff-89ab-cdef-0123-456789abcdef", "head_is_empty": null}))
+            .as_bytes(),
+    );
     assert_eq!(exc(), "ValidationError", "validation before the id check");
-    write(br#"{"id": "ffffffff-89ab-cdef-0123-456789abcdef"}"#);
+    write(state(json!({"id": "ffffffff-89ab-cdef-0123-456789abcdef"})).as_bytes());
     assert_eq!(exc(), "ValueError");
     // every UUID spelling pydantic accepts names the same conversation
     for id in [
@@ -416,7 +427,7 @@ fn base_state_exceptions_are_the_ones_json_loads_and_pydantic_raise() {
         "{01234567-89ab-cdef-0123-456789abcdef}",
         "urn:uuid:01234567-89AB-CDEF-0123-456789ABCDEF",
     ] {
-        write(json!({ "id": id }).to_string().as_bytes());
+        write(state(json!({ "id": id })).as_bytes());
         assert_eq!(
             agent_view(c.path(), NEW).unwrap(),
             Vec::<usize>::new(),
@@ -428,14 +439,11 @@ fn base_state_exceptions_are_the_ones_json_loads_and_pydantic_raise() {
 #[test]
 fn tree_era_readers_reject_an_event_whose_id_is_the_root_sentinel() {
     let mut c = Conv::new(json!({}));
-    c.push_raw(&json!({"id": "__root__", "kind": "MessageEvent"}).to_string());
-    assert!(matches!(
-        agent_view(c.path(), NEW),
-        Err(LoadError::Read {
-            idx: 0,
-            error: ReadError::ReservedId
-        })
-    ));
+    c.push_raw(&msg("__root__", None));
+    // the release's model (`_reject_reserved_id`, in the validator's schemas)
+    let err = agent_view(c.path(), NEW).unwrap_err();
+    assert!(matches!(err, LoadError::Read { idx: 0, .. }), "{err:?}");
+    assert_eq!(err.exception(), "ValidationError");
     assert_eq!(agent_view(c.path(), "1.29.3").unwrap(), vec![0]);
 }
 

@@ -35,7 +35,7 @@ const KNOWN_MISMATCHES: &[(&str, &str)] = &[];
 
 /// (loads, exception type, agent-view ids) as convo-doctor predicts them.
 fn predict(dir: &Path, v: Version) -> (bool, Option<String>, Option<Vec<String>>) {
-    let conv = Conversation::load(dir, v.wide_index());
+    let conv = Conversation::load(dir, v);
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, v);
     let reader = Reader::new(&conv, &index, v);

@@ -23,6 +23,8 @@ mod filename_id_mismatch;
 pub mod head_lag;
 mod id_mismatch;
 mod index_gap;
+mod invalid_event;
+mod invalid_state;
 mod legacy_tail_hazard;
 pub mod live_lease;
 pub mod meta_divergence;
@@ -180,6 +182,8 @@ pub static REGISTRY: &[&dyn Check] = &[
     &unreadable_event::UnreadableEvent,
     &unknown_kind::UnknownKind,
     &unknown_field::UnknownField,
+    &invalid_event::InvalidEvent,
+    &invalid_state::InvalidState,
     &index_gap::IndexGap,
     &duplicate_index::DuplicateIndex,
     &duplicate_event_id::DuplicateEventId,

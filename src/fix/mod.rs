@@ -208,7 +208,7 @@ fn diagnose_with(
 /// Plan the repair of one conversation. Writes nothing.
 pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let version = opts.version();
-    let conv = Conversation::load(dir, version.wide_index());
+    let conv = Conversation::load(dir, version);
     let index = Index::build(&conv.events);
     let views = Views::compute(&conv, &index, version);
     let ctx = Ctx::new(&conv, &index, &views, version);

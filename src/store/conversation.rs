@@ -8,8 +8,11 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
+use crate::version::Version;
+
 use super::event::{
-    counts_as_event_file, invalid, parse_event, parse_event_name, EventRecord, Unreadable,
+    counts_as_event_file, invalid, parse_event, parse_event_for, parse_event_name, EventRecord,
+    Unreadable,
 };
 use super::fsread::{io_reason, read_regular};
 
@@ -168,12 +171,12 @@ fn read_doc(path: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTim
 
 impl Conversation {
     /// Read a conversation folder. Never fails: every problem is recorded.
-    pub fn load(dir: &Path, wide_index: bool) -> Conversation {
-        Self::load_with(dir, wide_index, &Overlay::new())
+    pub fn load(dir: &Path, version: Version) -> Conversation {
+        Self::load_with(dir, version, &Overlay::new())
     }
 
     /// [`Conversation::load`], with some files' contents replaced by `overlay`.
-    pub fn load_with(dir: &Path, wide_index: bool, overlay: &Overlay) -> Conversation {
+    pub fn load_with(dir: &Path, version: Version, overlay: &Overlay) -> Conversation {
         let before = stamp(dir);
         let busy_before = overlay.is_empty() && writer_active(dir);
         let folder = dir
@@ -191,7 +194,7 @@ impl Conversation {
                     .collect()
             })
             .unwrap_or_default();
-        let events = read_events(&dir.join("events"), wide_index, overlay);
+        let events = read_events(&dir.join("events"), version, overlay);
         // A file that read as broken may just have been mid-write: if it is
         // no longer what was read, or anything else moved, say so.
         let rewritten = events.files.iter().any(|f| {
@@ -220,7 +223,8 @@ impl Conversation {
     }
 }
 
-fn read_events(events_dir: &Path, wide_index: bool, overlay: &Overlay) -> EventDir {
+fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventDir {
+    let wide_index = version.wide_index();
     let mut out = EventDir::default();
     match fs::symlink_metadata(events_dir) {
         Err(_) => return out,
@@ -257,7 +261,11 @@ fn read_events(events_dir: &Path, wide_index: bool, overlay: &Overlay) -> EventD
             Some(n) => {
                 let (record, mtime, size) =
                     match read_with(&path, &format!("events/{name}"), overlay) {
-                        Ok((bytes, mtime)) => (parse_event(&bytes), mtime, bytes.len() as u64),
+                        Ok((bytes, mtime)) => (
+                            parse_event_for(&bytes, Some(version)),
+                            mtime,
+                            bytes.len() as u64,
+                        ),
                         Err(e) => (Err(e), None, 0),
                     };
                 out.files.push(EventFile {

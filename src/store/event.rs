@@ -93,6 +93,9 @@ pub struct EventRecord {
     pub keys: u128,
     /// Top-level keys outside that table (no release knows them).
     pub odd_keys: Vec<String>,
+    /// What pydantic says about the whole event under the release it was
+    /// read for (empty: valid, or not validated). See [`crate::validate`].
+    pub invalid: Vec<crate::validate::VError>,
 }
 
 impl EventRecord {
@@ -326,8 +329,9 @@ fn lenient_str(v: Option<Value>) -> Option<String> {
     }
 }
 
-/// Parse an event file's bytes. Never panics; every failure is an [`Unreadable`].
-pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
+/// The checks before any parse: not empty, UTF-8, an object, not nested
+/// beyond the SDK's parser limit. Returns the text.
+fn precheck(bytes: &[u8]) -> Result<&str, Unreadable> {
     if bytes.is_empty() {
         return Err(Unreadable::Empty);
     }
@@ -351,7 +355,17 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
             "nested more than {MAX_DEPTH} levels deep at byte {at}, beyond the SDK's parser limit"
         )));
     }
+    Ok(text)
+}
+
+/// Parse an event file's bytes. Never panics; every failure is an [`Unreadable`].
+pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
+    let text = precheck(bytes)?;
     let raw: RawEvent = serde_json::from_str::<RawEvent>(text).map_err(|e| invalid(&e))?;
+    build(raw)
+}
+
+fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
     let kind = match raw.kind {
         Some(Value::String(s)) if !s.is_empty() => s,
         _ => return Err(Unreadable::MissingKind),
@@ -383,8 +397,91 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
         error,
         keys: raw.keys,
         odd_keys: raw.odd_keys,
+        invalid: Vec::new(),
     })
 }
+
+impl KindOnly {
+    fn from_value(v: Value) -> KindOnly {
+        match v {
+            Value::Object(mut m) => KindOnly::Object {
+                kind: m.remove("kind"),
+            },
+            other => KindOnly::Other(match other {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                _ => "an array",
+            }),
+        }
+    }
+}
+
+impl RawEvent {
+    /// The same fields as the lazy deserializer, from a parsed object (a
+    /// repeated key already kept its last value, as in Python).
+    fn from_map(m: serde_json::Map<String, Value>) -> RawEvent {
+        let mut r = RawEvent::default();
+        for (k, v) in m {
+            match crate::kinds::key_bit(&k) {
+                Some(bit) => r.keys |= 1u128 << bit,
+                None => {
+                    if !r.odd_keys.contains(&k) {
+                        r.odd_keys.push(k.clone());
+                    }
+                }
+            }
+            match k.as_str() {
+                "id" => r.id = Some(v),
+                "kind" => r.kind = Some(v),
+                "source" => r.source = Some(v),
+                "parent_id" => r.parent_id = Some(v),
+                "timestamp" => r.timestamp = Some(v),
+                "action" => r.action = Some(KindOnly::from_value(v)),
+                "observation" => r.observation = Some(KindOnly::from_value(v)),
+                "tool_call_id" => r.tool_call_id = Some(v),
+                "action_id" => r.action_id = Some(v),
+                "key" => r.key = Some(v),
+                "error" => r.error = Some(v),
+                _ => {}
+            }
+        }
+        r
+    }
+}
+
+/// [`parse_event`], and the whole event validated with the model of release
+/// `version` (see [`crate::validate`]) in the same single parse; the first
+/// errors are kept.
+pub fn parse_event_for(
+    bytes: &[u8],
+    version: Option<crate::version::Version>,
+) -> Result<EventRecord, Unreadable> {
+    let Some(schema) = version.and_then(|v| crate::validate::schema_for(v).ok()) else {
+        return parse_event(bytes);
+    };
+    let text = precheck(bytes)?;
+    // serde_json's own nesting limit (128) is below the SDK's (200): such a
+    // file, and every syntax error, takes the lazy path (not validated there).
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) else {
+        return parse_event(bytes);
+    };
+    let value = Value::Object(map);
+    let mut errors = crate::validate::event(schema, &value).errors;
+    // a crash (not a ValidationError) decides the exception: keep it first
+    errors.sort_by_key(|e| e.exception() == "ValidationError");
+    errors.truncate(MAX_KEPT_ERRORS);
+    let Value::Object(map) = value else {
+        unreachable!("built as an object above")
+    };
+    let mut rec = build(RawEvent::from_map(map))?;
+    rec.invalid = errors;
+    Ok(rec)
+}
+
+/// How many validation errors an event keeps (pydantic reports them all).
+pub const MAX_KEPT_ERRORS: usize = 3;
 
 /// The nesting depth pydantic's JSON parser (jiter) accepts.
 pub const MAX_DEPTH: usize = 200;
@@ -584,6 +681,50 @@ mod tests {
             "{".repeat(500)
         );
         assert!(parse_event(s.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn the_validating_parse_reads_the_same_record() {
+        let v = crate::version::NEWEST;
+        for text in [
+            r#"{"id":"a","kind":"A","kind":"B","zz_odd":1,"source":"user","zz_odd":2}"#,
+            r#"{"kind":"K","action":"sk-NEVER-QUOTED"}"#,
+            r#"{"kind":"K","observation":[1]}"#,
+            r#"{"kind":"K","action":null,"observation":{"x":1,"kind":"O"}}"#,
+            r#"{"id":"a","kind":"K","parent_id":5}"#,
+            r#"{"id":7,"kind":"K"}"#,
+            r#"{"id":"a"}"#,
+            r#"{"id":"a","kind":"Mess"#,
+            r#"[1,2]"#,
+            "",
+            r#"{"id":"x","kind":"MessageEvent","source":"user","parent_id":"__root__","timestamp":"t","error":"e","tool_call_id":"c","action_id":"d","key":"k"}"#,
+        ] {
+            let lazy = parse_event(text.as_bytes()).map(|mut r| {
+                r.invalid.clear();
+                format!("{r:?}")
+            });
+            let full = parse_event_for(text.as_bytes(), Some(v)).map(|mut r| {
+                r.invalid.clear();
+                format!("{r:?}")
+            });
+            assert_eq!(lazy, full, "{text}");
+        }
+        // nested deeper than serde_json's limit but within the SDK's: read lazily
+        let deep = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(150),
+            "]".repeat(150)
+        );
+        assert!(parse_event_for(deep.as_bytes(), Some(v)).is_ok());
+        // the validation itself: a MessageEvent without its message
+        let r = parse_event_for(
+            br#"{"id":"x","kind":"MessageEvent","source":"user"}"#,
+            Some(v),
+        )
+        .unwrap();
+        assert_eq!(r.invalid.len(), 1);
+        assert_eq!(r.invalid[0].loc, "llm_message");
+        assert_eq!(r.invalid[0].kind, "missing");
     }
 
     #[test]

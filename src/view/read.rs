@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::kinds::Kinds;
-use crate::store::event::{canonical_name, ParentRef, ROOT_PARENT_ID};
+use crate::store::event::{canonical_name, ParentRef};
 use crate::store::{Conversation, EventFile, EventRecord, Index, Unreadable};
 use crate::version::Version;
 
@@ -24,15 +24,17 @@ pub enum ReadError {
     },
     /// A pre-tree reader (< 1.31) rejects `parent_id` (`extra_forbidden`).
     TreeFieldTooNew,
-    /// The event's `id` is `__root__`, which tree-era models reject
-    /// (`_reject_reserved_id`: the sentinel would make its children look
-    /// parentless).
-    ReservedId,
     /// A top-level key this release's model of the kind does not have
     /// (`extra_forbidden`), e.g. a field added by a newer release.
     UnknownField {
         kind: String,
         field: String,
+    },
+    /// The release's pydantic model refuses the event (`ValidationError`):
+    /// a missing or mistyped field at any depth (see [`crate::validate`]).
+    Invalid {
+        kind: String,
+        errors: Vec<crate::validate::VError>,
     },
 }
 
@@ -50,14 +52,21 @@ impl std::fmt::Display for ReadError {
             ReadError::TreeFieldTooNew => {
                 write!(f, "it has a `parent_id`, which readers before 1.31 reject")
             }
-            ReadError::ReservedId => write!(
-                f,
-                "its id is `__root__`, the reserved parent sentinel, which the SDK rejects"
-            ),
             ReadError::UnknownField { kind, field } => write!(
                 f,
                 "its key `{field}` is not a field of {kind} in this SDK, which forbids extra keys"
             ),
+            ReadError::Invalid { kind, errors } => {
+                let kind = crate::text::clip(kind, crate::text::QUOTE_MAX);
+                write!(f, "the SDK's model of {kind} refuses it: ")?;
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -162,12 +171,24 @@ impl<'a> Reader<'a> {
             .record
             .as_ref()
             .map_err(|u| ReadError::Unreadable(u.clone()))?;
+        // An SDK validator that crashes (the old `_validate_subtype` on a
+        // non-object) aborts the validation: its exception wins over every
+        // error pydantic would have collected, once the kind is dispatched.
+        if let Some(crash) = rec
+            .invalid
+            .iter()
+            .find(|e| e.exception() != "ValidationError")
+        {
+            if self.kinds.event.contains(&rec.kind) {
+                return Err(ReadError::Invalid {
+                    kind: rec.kind.clone(),
+                    errors: vec![crash.clone()],
+                });
+            }
+        }
         self.check_kinds(rec)?;
         if !self.version.tree_era() && rec.parent.is_present() {
             return Err(ReadError::TreeFieldTooNew);
-        }
-        if self.version.tree_era() && rec.id.as_deref() == Some(ROOT_PARENT_ID) {
-            return Err(ReadError::ReservedId);
         }
         if let Some(&allowed) = self.kinds.fields.get(&rec.kind) {
             let extra = rec.keys & !allowed;
@@ -182,6 +203,25 @@ impl<'a> Reader<'a> {
                     field,
                 });
             }
+        }
+        // Whole-model validation; an unknown `ClientAction_<tool>` kind is
+        // registered from meta.json's client tools at run time.
+        let client_ok = |e: &crate::validate::VError| {
+            e.client_kind
+                .as_deref()
+                .and_then(|k| k.strip_prefix("ClientAction_"))
+                .is_some_and(|n| self.client_tools.contains(n))
+        };
+        if !rec.invalid.is_empty() && !rec.invalid.iter().all(client_ok) {
+            return Err(ReadError::Invalid {
+                kind: rec.kind.clone(),
+                errors: rec
+                    .invalid
+                    .iter()
+                    .filter(|e| !client_ok(e))
+                    .cloned()
+                    .collect(),
+            });
         }
         Ok(rec)
     }

@@ -23,6 +23,8 @@ pub enum LoadError {
         exception: &'static str,
         why: String,
     },
+    /// `ConversationState.model_validate` refuses base_state.json (pydantic's errors).
+    InvalidState(Vec<crate::validate::VError>),
     /// base_state.json belongs to another conversation.
     IdMismatch { expected: String, found: String },
     /// An event on the walk (or in the leaf scan) cannot be read.
@@ -42,6 +44,7 @@ impl LoadError {
             LoadError::NoBaseState | LoadError::IdMismatch { .. } => "ValueError",
             LoadError::BadBaseState(_) => "ValidationError",
             LoadError::StateDecode { exception, .. } => exception,
+            LoadError::InvalidState(e) => e.first().map_or("ValidationError", |e| e.exception()),
             LoadError::Read { error, .. } => match error {
                 ReadError::NonCanonicalName { .. } | ReadError::Unreadable(Unreadable::Empty) => {
                     "FileNotFoundError"
@@ -49,6 +52,9 @@ impl LoadError {
                 ReadError::Unreadable(Unreadable::NotUtf8) => "UnicodeDecodeError",
                 // `open()` of a directory named like an event file
                 ReadError::Unreadable(Unreadable::NotAFile("directory")) => "IsADirectoryError",
+                ReadError::Invalid { errors, .. } => {
+                    errors.first().map_or("ValidationError", |e| e.exception())
+                }
                 _ => "ValidationError",
             },
             LoadError::UnknownLeaf { .. } | LoadError::UnknownParent { .. } => "KeyError",
@@ -168,6 +174,9 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
         }
         Doc::Unreadable(u) => return Err(bad(u.to_string())),
     };
+    // The whole model first: a crashing validator's exception (AttributeError
+    // before 1.58) ends `model_validate` whatever else is wrong.
+    crate::validate::state_verdict(reader.version, state).map_err(LoadError::InvalidState)?;
     let found = match state.get("id") {
         None => return Err(bad("`id`: Field required".into())),
         Some(Value::String(s)) => match parse_uuid(s) {

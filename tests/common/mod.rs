@@ -13,6 +13,39 @@ pub struct Conv {
     next: usize,
 }
 
+/// A base_state.json the real SDK accepts (checked with 1.29.3, 1.33.0 and
+/// 1.58.2 `ConversationState.model_validate`): the agent fixtures/clean-tree's
+/// 1.58.2 wrote, a local workspace, then `state`'s keys on top.
+pub fn valid_state(state: Value) -> Value {
+    let real: Value = serde_json::from_str(include_str!(
+        "../../fixtures/clean-tree/a5050c9292d85c568ea70f078f0dddb5/base_state.json"
+    ))
+    .unwrap();
+    let mut out = json!({
+        "id": "01234567-89ab-cdef-0123-456789abcdef",
+        "agent": real["agent"],
+        "workspace": {"kind": "LocalWorkspace", "working_dir": "/tmp/w"},
+    });
+    if let Value::Object(m) = state {
+        for (k, v) in m {
+            out[k] = v;
+        }
+    }
+    out
+}
+
+/// The fields an event kind requires, with values the real SDK accepts
+/// (`Event.model_validate_json` of 1.29.3 and 1.58.2); other kinds get none.
+pub fn required_fields(kind: &str) -> Value {
+    match kind {
+        "MessageEvent" => {
+            json!({"llm_message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}})
+        }
+        "ConversationErrorEvent" => json!({"source": "environment", "code": "X", "detail": "y"}),
+        _ => json!({}),
+    }
+}
+
 /// Deterministic event ids: `e0000000-…-<n>`.
 pub fn eid(n: usize) -> String {
     format!("e0000000-0000-4000-8000-{n:012}")
@@ -24,10 +57,7 @@ impl Conv {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("0123456789abcdef0123456789abcdef");
         fs::create_dir_all(dir.join("events")).unwrap();
-        let mut state = state;
-        if state.get("id").is_none() {
-            state["id"] = json!("01234567-89ab-cdef-0123-456789abcdef");
-        }
+        let state = valid_state(state);
         fs::write(dir.join("base_state.json"), state.to_string()).unwrap();
         Conv {
             _tmp: tmp,
@@ -49,6 +79,11 @@ impl Conv {
             ev["parent_id"] = json!(p);
         }
         ev["kind"] = json!(kind);
+        if let Value::Object(m) = required_fields(kind) {
+            for (k, v) in m {
+                ev[k] = v;
+            }
+        }
         self.write_raw(self.next, &id, &ev.to_string());
         self.next += 1;
         id
@@ -71,10 +106,7 @@ impl Conv {
     }
 
     pub fn set_state(&self, state: Value) {
-        let mut state = state;
-        if state.get("id").is_none() {
-            state["id"] = json!("01234567-89ab-cdef-0123-456789abcdef");
-        }
+        let state = valid_state(state);
         fs::write(self.dir.join("base_state.json"), state.to_string()).unwrap();
     }
 }
@@ -84,7 +116,7 @@ pub fn agent_view(dir: &Path, version: &str) -> Result<Vec<usize>, convo_doctor:
     use convo_doctor::store::{Conversation, Index};
     use convo_doctor::view::Views;
     let v = version.parse().unwrap();
-    let conv = Conversation::load(dir, true);
+    let conv = Conversation::load(dir, v);
     let index = Index::build(&conv.events);
     Views::compute(&conv, &index, v).agent
 }

@@ -1,0 +1,62 @@
+//! `invalid-event`: an event whose JSON is fine but which the selected
+//! release's pydantic model refuses (a missing or mistyped field, a value
+//! outside its Literal or enum, a nested action/observation that does not fit
+//! its kind).
+
+use super::{ix, Check, Ctx, Finding};
+use crate::view::ReadError;
+
+pub struct InvalidEvent;
+
+impl Check for InvalidEvent {
+    fn id(&self) -> &'static str {
+        "invalid-event"
+    }
+
+    fn summary(&self) -> &'static str {
+        "An event does not fit the SDK's model of its kind (missing or mistyped field)"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  An event file that is valid JSON with a known kind, but that the selected
+  release's pydantic model of that kind refuses: a required field missing
+  (`llm_message: Field required`), a value of the wrong type or outside its
+  Literal or enum (`source: Input should be 'agent', 'user', 'environment'
+  or 'hook'`), a nested action, observation, message or content part that
+  does not fit the kind it names. The models, with pydantic's lax coercions
+  (`1` and `\"yes\"` are true, `\"5\"` is an int, a number is a datetime),
+  come from the real releases (data/schemas/, see docs/format.md). The
+  message gives pydantic's location and error, never the value.
+
+Why it matters
+  The SDK validates every event it reads with that model
+  (`Event.model_validate_json`). On the agent's branch, or in the tail
+  scanned to find the HEAD, a refused event stops the conversation from
+  loading (error); elsewhere the UI skips it (warning).
+
+Repair
+  None automatic: the missing content cannot be invented. Restore the file
+  from a backup, or fix the named field by hand (keep a copy)."
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        for i in 0..ctx.reader.len() {
+            let Err(e @ ReadError::Invalid { .. }) = ctx.reader.read(i) else {
+                continue;
+            };
+            let (sev, tail) = ctx.read_failure(i);
+            out.push(Finding::new(
+                self.id(),
+                sev,
+                ctx.event_path(i),
+                format!(
+                    "event {} does not validate against SDK {}: {e}; {tail}",
+                    ix(i),
+                    ctx.reader.version,
+                ),
+            ));
+        }
+    }
+}
