@@ -377,7 +377,11 @@ impl<'s> Ctx<'s> {
                     }
                 }
             }
-            Node::Kinds { base, choices } => self.kinds(base, choices, v),
+            Node::Kinds {
+                base,
+                choices,
+                unhashable_value_error,
+            } => self.kinds(base, choices, *unhashable_value_error, v),
             Node::Model {
                 name,
                 fields,
@@ -385,6 +389,7 @@ impl<'s> Ctx<'s> {
                 extras,
                 dum,
                 kind_alias,
+                custom_init,
             } => {
                 let Value::Object(m) = v else {
                     if *dum && s.dum_crash {
@@ -396,6 +401,10 @@ impl<'s> Ctx<'s> {
                     }
                     return;
                 };
+                if *custom_init {
+                    self.unjudged("a custom __init__");
+                    return;
+                }
                 let mut skip_kind = false;
                 if *dum && !*kind_alias {
                     match m.get("kind") {
@@ -523,7 +532,7 @@ impl<'s> Ctx<'s> {
         }
     }
 
-    fn kinds(&mut self, base: &str, choices: &[(String, NodeId)], v: &Value) {
+    fn kinds(&mut self, base: &str, choices: &[(String, NodeId)], unhashable_ve: bool, v: &Value) {
         let Value::Object(m) = v else {
             if self.s.dum_crash {
                 self.crash(v);
@@ -536,6 +545,7 @@ impl<'s> Ctx<'s> {
             None | Some(Value::Null) if choices.len() == 1 => Some(choices[0].0.as_str()),
             None | Some(Value::Null) => None,
             Some(Value::String(k)) => Some(k.as_str()),
+            Some(Value::Array(_)) | Some(Value::Object(_)) if unhashable_ve => None,
             Some(Value::Array(_)) | Some(Value::Object(_)) => {
                 self.err(
                     "TypeError",
@@ -654,6 +664,59 @@ impl<'s> Ctx<'s> {
                 _ => self.err(
                     "assertion_error",
                     "Assertion failed, the value is not a kind name",
+                ),
+            },
+            Sem::Tags(max) => match v {
+                Value::Null => {}
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        // re.match(r"^[a-z0-9]+$"): `$` also matches before a final newline
+                        let key = k.strip_suffix('\n').unwrap_or(k);
+                        if key.is_empty()
+                            || !key
+                                .bytes()
+                                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                        {
+                            self.err(
+                                "value_error",
+                                "Value error, Tag key is invalid: keys must be lowercase alphanumeric only",
+                            );
+                            return;
+                        }
+                        let len = match x {
+                            Value::String(t) => t.chars().count(),
+                            Value::Array(a) => a.len(),
+                            Value::Object(o) => o.len(),
+                            other => {
+                                self.err(
+                                    "TypeError",
+                                    format!(
+                                        "object of type '{}' has no len()",
+                                        if other.is_null() {
+                                            "NoneType"
+                                        } else {
+                                            type_of(other)
+                                        }
+                                    ),
+                                );
+                                return;
+                            }
+                        };
+                        if len > *max {
+                            self.err(
+                                "value_error",
+                                format!("Value error, Tag value exceeds maximum length of {max} characters"),
+                            );
+                            return;
+                        }
+                    }
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                }
+                other => self.err(
+                    "AttributeError",
+                    format!("'{}' object has no attribute 'items'", type_of(other)),
                 ),
             },
             Sem::Opaque => match (mode, inner) {

@@ -60,6 +60,8 @@ pub enum Sem {
     /// `ToolDefinition._val_action_type` / `_val_observation_type`: a str must
     /// be a kind of this `Kinds` node (`resolve_kind`), `null` when allowed.
     ResolveKind { kinds: NodeId, null: bool },
+    /// `_validate_tags`: keys `^[a-z0-9]+$`, values of `len()` at most this.
+    Tags(usize),
     /// Not encoded: "cannot judge".
     Opaque,
 }
@@ -123,10 +125,15 @@ pub enum Node {
         /// absent or its own name.
         dum: bool,
         kind_alias: bool,
+        /// pydantic calls the class's own `__init__(**data)`: not judged.
+        custom_init: bool,
     },
     /// `_validate_subtype` on an abstract base: dispatch by `kind`.
     Kinds {
         base: String,
+        /// An unhashable `kind` is a `ValueError` (a `resolve_kind` override)
+        /// rather than the mixin's `TypeError`.
+        unhashable_value_error: bool,
         choices: Vec<(String, NodeId)>,
     },
     Fn {
@@ -328,6 +335,8 @@ impl<'a> Compiler<'a> {
                 choices: self.choices(m)?,
             },
             "kinds" => Node::Kinds {
+                unhashable_value_error: m.get("unhashable").and_then(Value::as_str)
+                    == Some("ValueError"),
                 base: m
                     .get("base")
                     .and_then(Value::as_str)
@@ -382,6 +391,7 @@ impl<'a> Compiler<'a> {
                     extras: self.opt_node(m, "xs")?,
                     dum: m.contains_key("dum"),
                     kind_alias: m.contains_key("kind_alias"),
+                    custom_init: m.contains_key("custom_init"),
                 }
             }
             "fn" => {
@@ -421,6 +431,9 @@ impl<'a> Compiler<'a> {
                         kinds: self.node(m.get("kinds").ok_or("resolve_kind without kinds")?)?,
                         null: m.get("null").and_then(Value::as_bool).unwrap_or(false),
                     },
+                    "tags" => {
+                        Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
+                    }
                     _ => Sem::Opaque,
                 };
                 Node::Fn {
