@@ -130,7 +130,8 @@ pub struct DiagnoseArgs {
     pub events: bool,
 
     /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
-    /// which copy of a duplicated field wins).
+    /// the pydantic models events and base_state.json must fit, which copy of
+    /// a duplicated field wins).
     #[arg(long, value_name = "X.Y.Z", default_value_t = crate::version::NEWEST, value_parser = parse_version)]
     pub server_version: Version,
 

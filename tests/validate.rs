@@ -416,3 +416,35 @@ fn patch(
         },
     }
 }
+
+/// Deep nesting inside validated fields is judged or left unjudged, never a
+/// crash: every depth up to serde_json's limit, in several places.
+#[test]
+fn deep_nesting_never_panics() {
+    let v: Version = "1.58.2".parse().unwrap();
+    let schema = validate::schema_for(v).unwrap();
+    for depth in [1, 10, 60, 120, 126] {
+        let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let objs = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+        for inner in [&nested, &objs] {
+            for text in [
+                format!(
+                    r#"{{"id":"x","kind":"MessageEvent","source":"user","llm_message":{{"role":"user","content":{inner}}}}}"#
+                ),
+                format!(
+                    r#"{{"id":"x","kind":"ConversationStateUpdateEvent","source":"user","key":"k","value":{inner}}}"#
+                ),
+                format!(
+                    r#"{{"id":"x","kind":"MessageEvent","source":"user","llm_message":{inner}}}"#
+                ),
+            ] {
+                let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+                    continue;
+                };
+                let _ = validate::event(schema, &value);
+            }
+        }
+        let state = serde_json::json!({"id": "01234567-89ab-cdef-0123-456789abcdef", "tags": serde_json::from_str::<serde_json::Value>(&objs).unwrap()});
+        let _ = validate::state(schema, &state);
+    }
+}

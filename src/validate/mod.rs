@@ -125,6 +125,29 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_client_action_kind_is_marked_for_the_reader() {
+        let schema = schema_for(crate::version::NEWEST).unwrap();
+        let ev: Value = serde_json::from_str(
+            r#"{"id":"x","kind":"ActionEvent","source":"agent","thought":[],"tool_name":"t",
+                "tool_call_id":"c","llm_response_id":"r",
+                "tool_call":{"id":"c","name":"t","arguments":"{}","origin":"completion"},
+                "action":{"kind":"ClientAction_mytool","x":1}}"#,
+        )
+        .unwrap();
+        let out = event(schema, &ev);
+        assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
+        assert_eq!(out.errors[0].loc, "action");
+        assert_eq!(
+            out.errors[0].client_kind.as_deref(),
+            Some("ClientAction_mytool")
+        );
+        // any other unknown kind is not a client one
+        let mut other = ev.clone();
+        other["action"]["kind"] = Value::from("NoSuchAction");
+        assert_eq!(event(schema, &other).errors[0].client_kind, None);
+    }
+
+    #[test]
     fn a_corrupt_schema_is_a_one_line_error() {
         for text in [
             "",
