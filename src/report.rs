@@ -110,7 +110,9 @@ pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
         LoadError::NoBaseState => {
             "base_state.json is missing and there is no agent to rebuild it".into()
         }
-        LoadError::BadBaseState(why) => format!("base_state.json: {why}"),
+        LoadError::BadBaseState(why) | LoadError::StateDecode { why, .. } => {
+            format!("base_state.json: {why}")
+        }
         LoadError::InvalidState(errors) => format!(
             "base_state.json: {}",
             errors

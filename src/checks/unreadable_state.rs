@@ -44,7 +44,9 @@ Repair
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let blocking = matches!(
             ctx.load_error(),
-            Some(LoadError::NoBaseState | LoadError::BadBaseState(_))
+            Some(
+                LoadError::NoBaseState | LoadError::BadBaseState(_) | LoadError::StateDecode { .. }
+            )
         );
         match &ctx.conv.base_state {
             Doc::Missing if blocking => out.push(Finding::new(

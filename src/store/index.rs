@@ -18,6 +18,9 @@ pub struct Index {
     pub beyond_gap: Vec<usize>,
     /// The first missing index, when files exist beyond it.
     pub gap_at: Option<u64>,
+    /// Some id is held by two or more indices of the log (then the SDK's
+    /// walk by id can jump from a second copy to the first).
+    pub dup_ids: bool,
 }
 
 impl Index {
@@ -32,9 +35,12 @@ impl Index {
         let mut n: u64 = 0;
         while let Some(&pos) = winner.get(&n) {
             let i = ix.by_idx.len();
-            ix.id_to_idx
-                .entry(dir.files[pos].name_id.clone())
-                .or_insert(i);
+            match ix.id_to_idx.entry(dir.files[pos].name_id.clone()) {
+                std::collections::hash_map::Entry::Occupied(_) => ix.dup_ids = true,
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
+                }
+            }
             ix.by_idx.push(pos);
             n += 1;
         }

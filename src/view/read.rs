@@ -226,8 +226,24 @@ impl<'a> Reader<'a> {
         Ok(rec)
     }
 
-    /// `_effective_parent_id(idx, event)` as an index, for a readable event.
-    /// `Err(id)` when the parent id is not in the index.
+    /// `get_index(get_id(idx))`: the SDK walks by id, and an id resolves to
+    /// the FIRST index holding it, so a second copy of an id stands for its
+    /// first copy.
+    pub fn first_of(&self, idx: usize) -> usize {
+        if !self.index.dup_ids {
+            return idx; // every id is held once: no lookup on the hot path
+        }
+        self.index
+            .id_to_idx
+            .get(self.id(idx))
+            .copied()
+            .unwrap_or(idx)
+    }
+
+    /// `get_index(_effective_parent_id(idx, event))`, for a readable event.
+    /// `Err(id)` when the parent id is not in the index. A legacy event's
+    /// parent is `get_id(idx - 1)`, looked up again by id: the first copy
+    /// of that id, which is not `idx - 1` when `idx - 1` is a second copy.
     pub fn effective_parent(&self, idx: usize, rec: &EventRecord) -> Result<Option<usize>, String> {
         match &rec.parent {
             ParentRef::Root => Ok(None),
@@ -236,7 +252,7 @@ impl<'a> Reader<'a> {
                 None => Err(p.clone()),
             },
             ParentRef::Absent if idx == 0 => Ok(None),
-            ParentRef::Absent => Ok(Some(idx - 1)),
+            ParentRef::Absent => Ok(Some(self.first_of(idx - 1))),
         }
     }
 
@@ -248,9 +264,9 @@ impl<'a> Reader<'a> {
             Some(rec) => match &rec.parent {
                 ParentRef::Root => None,
                 ParentRef::Id(p) => self.index.id_to_idx.get(p).copied(),
-                ParentRef::Absent => idx.checked_sub(1),
+                ParentRef::Absent => idx.checked_sub(1).map(|p| self.first_of(p)),
             },
-            None => idx.checked_sub(1),
+            None => idx.checked_sub(1).map(|p| self.first_of(p)),
         }
     }
 }

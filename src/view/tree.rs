@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::read::{ReadError, Reader};
-use crate::store::Doc;
+use crate::store::{Doc, Unreadable};
 use crate::version::LeafRule;
 
 /// Why the SDK would refuse to load the conversation (it raises).
@@ -14,8 +14,15 @@ use crate::version::LeafRule;
 pub enum LoadError {
     /// base_state.json is missing (or empty) and nothing can recreate it.
     NoBaseState,
-    /// base_state.json cannot be read or validated.
+    /// base_state.json cannot be validated (`ValidationError`).
     BadBaseState(String),
+    /// base_state.json is a directory (`IsADirectoryError`), not UTF-8
+    /// (`UnicodeDecodeError`) or not JSON (`JSONDecodeError`): reading it or
+    /// `json.loads` fails before any validation.
+    StateDecode {
+        exception: &'static str,
+        why: String,
+    },
     /// `ConversationState.model_validate` refuses base_state.json (pydantic's errors).
     InvalidState(Vec<crate::validate::VError>),
     /// base_state.json belongs to another conversation.
@@ -36,11 +43,15 @@ impl LoadError {
         match self {
             LoadError::NoBaseState | LoadError::IdMismatch { .. } => "ValueError",
             LoadError::BadBaseState(_) => "ValidationError",
+            LoadError::StateDecode { exception, .. } => exception,
             LoadError::InvalidState(e) => e.first().map_or("ValidationError", |e| e.exception()),
             LoadError::Read { error, .. } => match error {
-                ReadError::NonCanonicalName { .. }
-                | ReadError::Unreadable(crate::store::Unreadable::Empty) => "FileNotFoundError",
-                ReadError::Unreadable(crate::store::Unreadable::NotUtf8) => "UnicodeDecodeError",
+                ReadError::NonCanonicalName { .. } | ReadError::Unreadable(Unreadable::Empty) => {
+                    "FileNotFoundError"
+                }
+                ReadError::Unreadable(Unreadable::NotUtf8) => "UnicodeDecodeError",
+                // `open()` of a directory named like an event file
+                ReadError::Unreadable(Unreadable::NotAFile("directory")) => "IsADirectoryError",
                 ReadError::Invalid { errors, .. } => {
                     errors.first().map_or("ValidationError", |e| e.exception())
                 }
@@ -64,12 +75,77 @@ fn is_hex32(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// What the resume path reads from base_state.json: (leaf_event_id, head_is_empty).
+/// pydantic v2's lax `bool` (python mode, as `ConversationState.model_validate`
+/// reads `json.loads(base_state)`): true/false, the integers and floats 0 and
+/// 1, and the strings 0/off/f/false/n/no and 1/on/t/true/y/yes in any case.
+/// Anything else (null included) fails validation. Checked against the real
+/// 1.58.2 model (fuzz_diff.py's head_is_empty pool).
+pub fn pydantic_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => {
+            let f = n.as_f64()?;
+            if f == 0.0 {
+                Some(false)
+            } else if f == 1.0 {
+                Some(true)
+            } else {
+                None
+            }
+        }
+        Value::String(s) => {
+            let l = s.to_ascii_lowercase();
+            match l.as_str() {
+                "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
+                "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A UUID string as pydantic parses it (hyphenated, 32 hex digits, `{…}` or
+/// `urn:uuid:…` around the hyphenated form; any case), normalised to 32
+/// lower-case hex digits.
+pub fn parse_uuid(s: &str) -> Option<String> {
+    let hex = |t: &str| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit());
+    let hyphenated = |t: &str| {
+        t.len() == 36
+            && t.bytes().enumerate().all(|(i, b)| {
+                if matches!(i, 8 | 13 | 18 | 23) {
+                    b == b'-'
+                } else {
+                    b.is_ascii_hexdigit()
+                }
+            })
+    };
+    let inner = if let Some(t) = s.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        hyphenated(t).then_some(t)?
+    } else if let Some(t) = s.strip_prefix("urn:uuid:") {
+        hyphenated(t).then_some(t)?
+    } else if hyphenated(s) || hex(s) {
+        s
+    } else {
+        return None;
+    };
+    Some(norm_id(inner))
+}
+
+fn bad(why: String) -> LoadError {
+    LoadError::BadBaseState(why)
+}
+
+/// What the resume path reads from base_state.json: (leaf_event_id, head_is_empty),
+/// in the SDK's order: `json.loads` (JSONDecodeError), `model_validate` of
+/// the fields the walk depends on (ValidationError), then the id check
+/// (ValueError). A pre-tree release (< 1.31) has neither tree field and
+/// ignores both keys (its model ignores unknown keys).
 fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
     let conv = reader.conv;
     let state = match &conv.base_state {
         Doc::Present(v) => v,
-        Doc::Missing | Doc::Unreadable(crate::store::Unreadable::Empty) => {
+        Doc::Missing | Doc::Unreadable(Unreadable::Empty) => {
             // An empty or missing base_state.json is the "fresh" path: only a
             // server that still passes meta.json's agent (< 1.43) recreates it.
             let meta_agent = conv.meta.value().and_then(|m| m.get("agent")).is_some();
@@ -78,10 +154,60 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
             }
             return Err(LoadError::NoBaseState);
         }
-        Doc::Unreadable(u) => return Err(LoadError::BadBaseState(u.to_string())),
+        Doc::Unreadable(u @ Unreadable::NotAFile("directory")) => {
+            return Err(LoadError::StateDecode {
+                exception: "IsADirectoryError",
+                why: u.to_string(),
+            })
+        }
+        Doc::Unreadable(u @ Unreadable::NotUtf8) => {
+            return Err(LoadError::StateDecode {
+                exception: "UnicodeDecodeError",
+                why: u.to_string(),
+            })
+        }
+        Doc::Unreadable(u @ Unreadable::InvalidJson(_)) => {
+            return Err(LoadError::StateDecode {
+                exception: "JSONDecodeError",
+                why: u.to_string(),
+            })
+        }
+        Doc::Unreadable(u) => return Err(bad(u.to_string())),
     };
+    // The whole model first: a crashing validator's exception (AttributeError
+    // before 1.58) ends `model_validate` whatever else is wrong.
     crate::validate::state_verdict(reader.version, state).map_err(LoadError::InvalidState)?;
-    let found = state.get("id").and_then(Value::as_str).map(norm_id);
+    let found = match state.get("id") {
+        None => return Err(bad("`id`: Field required".into())),
+        Some(Value::String(s)) => match parse_uuid(s) {
+            Some(id) => id,
+            None => return Err(bad("`id`: Input should be a valid UUID".into())),
+        },
+        Some(_) => {
+            return Err(bad(
+                "`id`: UUID input should be a string, bytes or UUID object".into(),
+            ))
+        }
+    };
+    let tree = reader.version.tree_era();
+    let leaf = match state.get("leaf_event_id") {
+        _ if !tree => None,
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(bad("`leaf_event_id`: Input should be a valid string".into())),
+    };
+    let head_is_empty = match state.get("head_is_empty") {
+        _ if !tree => false,
+        None => false,
+        Some(v) => match pydantic_bool(v) {
+            Some(b) => b,
+            None => {
+                return Err(bad(
+                    "`head_is_empty`: Input should be a valid boolean".into()
+                ))
+            }
+        },
+    };
     let expected = conv
         .meta
         .value()
@@ -89,33 +215,11 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
         .and_then(Value::as_str)
         .map(norm_id)
         .or_else(|| is_hex32(&conv.folder).then(|| conv.folder.to_lowercase()));
-    if let (Some(e), Some(f)) = (&expected, &found) {
-        if e != f {
-            return Err(LoadError::IdMismatch {
-                expected: e.clone(),
-                found: f.clone(),
-            });
+    if let Some(e) = expected {
+        if e != found {
+            return Err(LoadError::IdMismatch { expected: e, found });
         }
     }
-    let leaf = match state.get("leaf_event_id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if reader.version.tree_era() => Some(s.clone()),
-        Some(Value::String(_)) => None, // pre-tree readers ignore the key
-        Some(_) => {
-            return Err(LoadError::BadBaseState(
-                "`leaf_event_id` is not a string".into(),
-            ))
-        }
-    };
-    let head_is_empty = match state.get("head_is_empty") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b && reader.version.tree_era(),
-        Some(_) => {
-            return Err(LoadError::BadBaseState(
-                "`head_is_empty` is not a boolean".into(),
-            ))
-        }
-    };
     Ok((leaf, head_is_empty))
 }
 
@@ -144,15 +248,17 @@ pub fn resolve_leaf(reader: &Reader) -> Result<Option<usize>, LoadError> {
     if n == 0 {
         return Ok(None);
     }
+    // The fallback returns `get_id(i)`, which `path_to_root` looks up again
+    // by id: a second copy of an id stands for its first copy.
     match reader.version.leaf_rule() {
         LeafRule::LastUnlessParented => {
             let last = read_at(reader, n - 1)?;
-            Ok((!last.parent.is_present()).then_some(n - 1))
+            Ok((!last.parent.is_present()).then(|| reader.first_of(n - 1)))
         }
         LeafRule::SkipArtifacts => {
             for i in (0..n).rev() {
                 if !read_at(reader, i)?.is_artifact() {
-                    return Ok(Some(i));
+                    return Ok(Some(reader.first_of(i)));
                 }
             }
             Ok(None)
@@ -188,7 +294,7 @@ pub fn active_branch(reader: &Reader) -> Result<Vec<usize>, LoadError> {
         for i in 0..reader.len() {
             match reader.read(i) {
                 Ok(_) => all.push(i),
-                Err(ReadError::Unreadable(crate::store::Unreadable::Empty)) => {}
+                Err(ReadError::Unreadable(Unreadable::Empty)) => {}
                 Err(error) => return Err(LoadError::Read { idx: i, error }),
             }
         }
