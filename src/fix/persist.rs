@@ -188,6 +188,47 @@ fn components(rel: &str) -> Result<Vec<&str>, String> {
     Ok(parts)
 }
 
+/// A file a repair is about to replace or move, checked under the lock: it
+/// still holds the bytes the plan was made from, has one link, and (unless
+/// root) belongs to the invoking user, so its owner can be kept. Returns its
+/// directory handle, name and owner.
+fn still_as_read(
+    conv: &OwnedFd,
+    rel: &str,
+    planned: &[u8],
+    verb: &str,
+) -> Result<(OwnedFd, String, Owner), String> {
+    let (dir, name) = open_parent(conv, rel).map_err(|err| format!("{rel}: {err}"))?;
+    let (now, st) = read_at(&dir, &name).map_err(|err| format!("{rel}: {err}"))?;
+    if now != planned {
+        return Err(format!(
+            "{rel} changed since it was read; nothing was changed"
+        ));
+    }
+    if st.st_nlink != 1 {
+        // the SDK never hard-links its files; replacing one name of a
+        // linked file would split it (and it may be someone's planted
+        // link to a file elsewhere)
+        return Err(format!(
+            "{rel} has {} hard links; refusing to {verb} one of them; nothing was changed",
+            st.st_nlink
+        ));
+    }
+    let owner = Owner::of(&st);
+    if euid() != 0 && owner.uid != euid() {
+        let how = if verb == "move" {
+            "move it and restore it with its owner"
+        } else {
+            "rewrite it and keep its owner"
+        };
+        return Err(format!(
+            "{rel} is owned by uid {}: only root can {how}; nothing was changed",
+            owner.uid
+        ));
+    }
+    Ok((dir, name, owner))
+}
+
 /// The directory holding `rel` below `root` (each step opened without
 /// following links) and the file name.
 fn open_parent<Fd: AsFd>(root: Fd, rel: &str) -> io::Result<(OwnedFd, String)> {
@@ -685,57 +726,14 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     let mut staged = Vec::new();
     for e in &plan.edits {
-        let (dir, name) = open_parent(&conv, &e.rel).map_err(|err| format!("{}: {err}", e.rel))?;
-        let (now, st) = read_at(&dir, &name).map_err(|err| format!("{}: {err}", e.rel))?;
-        if now != e.before {
-            return Err(format!(
-                "{} changed since it was read; nothing was changed",
-                e.rel
-            ));
-        }
-        if st.st_nlink != 1 {
-            // the SDK never hard-links its files; replacing one name of a
-            // linked file would split it (and it may be someone's planted
-            // link to a file elsewhere)
-            return Err(format!(
-                "{} has {} hard links; refusing to replace one of them; nothing was changed",
-                e.rel, st.st_nlink
-            ));
-        }
-        let owner = Owner::of(&st);
-        if euid() != 0 && owner.uid != euid() {
-            return Err(format!(
-                "{} is owned by uid {}: only root can rewrite it and keep its owner; nothing was changed",
-                e.rel, owner.uid
-            ));
-        }
+        let (dir, name, owner) = still_as_read(&conv, &e.rel, &e.before, "replace")?;
         staged.push((e, dir, name, owner));
     }
     // Moves: each file must still hold the bytes planned, have one link,
     // and its new name must be free.
     let mut moves = Vec::new();
     for m in &plan.moves {
-        let (dir, name) = open_parent(&conv, &m.rel).map_err(|err| format!("{}: {err}", m.rel))?;
-        let (now, st) = read_at(&dir, &name).map_err(|err| format!("{}: {err}", m.rel))?;
-        if now != m.bytes {
-            return Err(format!(
-                "{} changed since it was read; nothing was changed",
-                m.rel
-            ));
-        }
-        if st.st_nlink != 1 {
-            return Err(format!(
-                "{} has {} hard links; refusing to move one of them; nothing was changed",
-                m.rel, st.st_nlink
-            ));
-        }
-        let owner = Owner::of(&st);
-        if euid() != 0 && owner.uid != euid() {
-            return Err(format!(
-                "{} is owned by uid {}: only root can move it and restore it with its owner; nothing was changed",
-                m.rel, owner.uid
-            ));
-        }
+        let (dir, name, owner) = still_as_read(&conv, &m.rel, &m.bytes, "move")?;
         let to_name = match &m.to {
             Some(to) => {
                 let (tdir, tname) = open_parent(&conv, to).map_err(|err| format!("{to}: {err}"))?;
