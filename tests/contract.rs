@@ -715,3 +715,36 @@ fn repair_of_a_path_with_no_conversation_is_an_error_too() {
         assert!(err.contains("No such file or directory"), "{err}");
     }
 }
+
+#[test]
+fn a_backup_dir_inside_the_scanned_store_is_refused() {
+    let (tmp, store, conv) = common::fixture_copy("false-root");
+    let before = common::snapshot(&store);
+    // inside the store; inside the folder a conversation PATH sits in; and
+    // the same reached through `..`
+    let sneaky = conv.join("..").join("b");
+    for (backup, target) in [
+        (store.join("backups"), &store),
+        (store.join("backups"), &conv),
+        (sneaky, &conv),
+    ] {
+        let (code, _, err) = run(&[
+            "repair",
+            "--backup-dir",
+            backup.to_str().unwrap(),
+            target.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("where a server would list"), "{err}");
+        assert!(!backup.exists(), "nothing created at {}", backup.display());
+    }
+    assert_eq!(common::snapshot(&store), before, "nothing written");
+    // outside the store it goes ahead
+    let (code, out, err) = run(&[
+        "repair",
+        "--backup-dir",
+        tmp.path().join("outside").to_str().unwrap(),
+        conv.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+}

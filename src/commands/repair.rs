@@ -1,6 +1,7 @@
 //! `convo-doctor repair [--dry-run] PATH...` and `convo-doctor undo RUN-ID`.
 
 use std::io;
+use std::path::{Path, PathBuf};
 
 use super::diagnose::{broken_pipe_or_error, threshold};
 use super::{select, ExitStatus};
@@ -37,6 +38,19 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             }
         },
     };
+    // A backup holds copies of meta.json: inside a store (or the folder a
+    // conversation sits in) a server would list the copy, or let it shadow
+    // the original.
+    if let Some(root) = &backup_root {
+        if let Some(store) = backup_inside_store(root, &args.paths) {
+            render::error(&format!(
+                "the backup directory `{}` is inside `{}`, where a server would list the backed-up conversations; choose a --backup-dir outside every conversations directory",
+                root.display(),
+                store.display()
+            ));
+            return ExitStatus::Error;
+        }
+    }
     let mut run: Option<Run> = None;
     let stdout = io::stdout();
     let mut w = stdout.lock();
@@ -193,4 +207,32 @@ pub fn undo(args: &UndoArgs) -> ExitStatus {
     } else {
         ExitStatus::Success
     }
+}
+
+/// The store (or the folder holding a conversation PATH) that `backup`
+/// would sit inside, if any. Paths are compared after resolving the part of
+/// each that exists, so `..` and links cannot hide the overlap.
+fn backup_inside_store(backup: &Path, paths: &[PathBuf]) -> Option<PathBuf> {
+    fn resolved(p: &Path) -> Option<PathBuf> {
+        let abs = std::path::absolute(p).ok()?;
+        let mut existing = abs.as_path();
+        let mut rest = Vec::new();
+        while std::fs::symlink_metadata(existing).is_err() {
+            rest.push(existing.file_name()?.to_owned());
+            existing = existing.parent()?;
+        }
+        let mut out = existing.canonicalize().ok()?;
+        out.extend(rest.iter().rev());
+        Some(out)
+    }
+    let backup = resolved(backup)?;
+    paths.iter().find_map(|p| {
+        let p = resolved(p)?;
+        let store = if crate::store::conversation::is_conversation_dir(&p) {
+            p.parent()?.to_path_buf()
+        } else {
+            p
+        };
+        backup.starts_with(&store).then_some(store)
+    })
 }
