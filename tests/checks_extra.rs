@@ -58,7 +58,9 @@ fn misparented_recovery_error_is_found_and_relinked() {
         "{found:?}"
     );
 
-    let backups = c.path().parent().unwrap().join("b");
+    // outside the folder the conversation sits in (a backup there is refused)
+    let bdir = tempfile::tempdir().unwrap();
+    let backups = bdir.path().join("b");
     let (code, out, err) = run(
         &[
             "repair",

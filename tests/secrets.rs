@@ -373,7 +373,9 @@ fn undo_output_is_redacted() {
         let e = e.unwrap();
         fs::copy(e.path(), conv.join("events").join(e.file_name())).unwrap();
     }
-    let b = tmp.path().join("b");
+    // outside the folder the conversation sits in (a backup there is refused)
+    let btmp = tempfile::tempdir().unwrap();
+    let b = btmp.path().join("b");
     let out = Command::new(BIN)
         .args([
             "repair",
