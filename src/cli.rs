@@ -80,7 +80,7 @@ pub struct RepairArgs {
     pub server_version: Option<Version>,
 
     /// Repair only these checks (comma-separated ids).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub only: Vec<String>,
 
     /// Also make the unsafe repairs (the agent loses sight of something: a
@@ -164,11 +164,11 @@ pub struct DiagnoseArgs {
     pub fail_on: FailOn,
 
     /// Run only these checks (comma-separated ids; see `convo-doctor explain`).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub only: Vec<String>,
 
     /// Skip these checks (comma-separated ids).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub skip: Vec<String>,
 
     /// Only scan conversations modified within this long (e.g. 90m, 25h, 7d,
@@ -223,7 +223,37 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// The check id; without one, list every check.
+    #[arg(value_parser = CheckId, hide_possible_values = true)]
     pub check: Option<String>,
+}
+
+/// A check id: accepts any string (the commands say "unknown check" in
+/// their own words) but declares the ids of the registry as possible values,
+/// so the generated completion scripts offer them.
+#[derive(Clone, Copy, Debug)]
+struct CheckId;
+
+impl clap::builder::TypedValueParser for CheckId {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::checks::REGISTRY
+                .iter()
+                .map(|c| clap::builder::PossibleValue::new(c.id())),
+        ))
+    }
 }
 
 fn parse_version(s: &str) -> Result<Version, String> {

@@ -18,6 +18,27 @@ fn print(bytes: Vec<u8>) -> ExitStatus {
 pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "convo-doctor", &mut buf);
+    if shell == clap_complete::Shell::Bash {
+        // clap_complete's bash generator names the state of a subcommand in
+        // two ways for a hyphenated binary: `convo__doctor__subcmd__diagnose`
+        // where it tracks the words typed, `convo__subcmd__doctor__subcmd__diagnose`
+        // where it offers the flags, so no subcommand flag ever completed.
+        // One spelling for both (tests/completions.rs runs the script in bash).
+        let text = String::from_utf8_lossy(&buf).replace("convo__subcmd__doctor", "convo__doctor");
+        buf = text.into_bytes();
+    }
+    if shell == clap_complete::Shell::Fish {
+        // clap_complete's fish generator offers the possible values of
+        // options only, not of positionals: `explain CHECK` by hand.
+        let ids: Vec<&str> = crate::checks::REGISTRY.iter().map(|c| c.id()).collect();
+        buf.extend_from_slice(
+            format!(
+                "complete -c convo-doctor -n \"__fish_convo_doctor_using_subcommand explain\" -f -a \"{}\"\n",
+                ids.join(" ")
+            )
+            .as_bytes(),
+        );
+    }
     buf
 }
 
