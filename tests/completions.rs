@@ -3,6 +3,7 @@
 //! way `complete -F` does; fish and zsh when installed (skipped with a
 //! printed reason otherwise); man pages are rendered and, when `man` is
 //! installed, formatted by `man -l` with warnings on.
+#![allow(clippy::print_stderr)] // skip notes for the test log
 
 use std::path::Path;
 use std::process::Command;
@@ -137,7 +138,7 @@ fn declared_ids_do_not_change_the_unknown_check_error() {
 #[test]
 fn fish_completes_subcommand_flags_and_check_ids() {
     if !installed("fish") {
-        println!("skipped: fish is not installed");
+        eprintln!("skipped: fish is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -171,7 +172,7 @@ fn fish_completes_subcommand_flags_and_check_ids() {
 #[test]
 fn zsh_script_loads_and_declares_check_ids() {
     if !installed("zsh") {
-        println!("skipped: zsh is not installed");
+        eprintln!("skipped: zsh is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -208,4 +209,140 @@ fn zsh_script_loads_and_declares_check_ids() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "_convo-doctor");
     let text = std::fs::read_to_string(tmp.path().join("_convo-doctor")).unwrap();
     assert!(text.contains("false-root") && text.contains("--only"));
+}
+
+/// The pages `convo-doctor man [COMMAND]` prints: the main one and one per
+/// command.
+const PAGES: &[&str] = &[
+    "",
+    "diagnose",
+    "repair",
+    "undo",
+    "explain",
+    "completions",
+    "man",
+];
+
+fn page(name: &str) -> String {
+    let args: Vec<&str> = std::iter::once("man")
+        .chain((!name.is_empty()).then_some(name))
+        .collect();
+    let (code, out, err) = bin(&args);
+    assert_eq!(code, 0, "man {name}: {err}");
+    out
+}
+
+/// The text of section `title` (up to the next `.SH`), roff escapes kept.
+fn section<'a>(roff: &'a str, title: &str) -> &'a str {
+    let heads = [format!(".SH {title}\n"), format!(".SH \"{title}\"\n")];
+    let start = heads
+        .iter()
+        .find_map(|h| roff.find(h.as_str()).map(|i| i + h.len()))
+        .unwrap_or_else(|| panic!("no section {title}"));
+    let rest = &roff[start..];
+    &rest[..rest.find("\n.SH ").unwrap_or(rest.len())]
+}
+
+#[test]
+fn man_pages_have_the_usual_sections() {
+    for name in PAGES {
+        let roff = page(name);
+        for title in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "EXIT STATUS",
+            "ENVIRONMENT",
+            "FILES",
+            "EXAMPLES",
+            "SEE ALSO",
+        ] {
+            assert!(
+                !section(&roff, title).trim().is_empty(),
+                "man {name}: {title}"
+            );
+        }
+        let env = section(&roff, "ENVIRONMENT");
+        for var in [
+            "NO_COLOR",
+            "XDG_STATE_HOME",
+            "HOME",
+            "OH_SECRET_KEY",
+            "OH_PREVIOUS_SECRET_KEYS",
+        ] {
+            assert!(env.contains(&format!("\\fB{var}\\fR")), "man {name}: {var}");
+        }
+        let files = section(&roff, "FILES");
+        assert!(files.contains("manifest.json"), "man {name}");
+        assert!(files.contains("convo\\-doctor/backups"), "man {name}");
+        // Exit codes 0 and 2 are documented on every page.
+        let exit = section(&roff, "EXIT STATUS");
+        assert!(
+            exit.contains('0') && exit.contains('2'),
+            "man {name}: {exit}"
+        );
+    }
+    // The exit status of diagnose is the one its --help prints.
+    let diagnose = page("diagnose");
+    let exit = section(&diagnose, "EXIT STATUS");
+    assert!(
+        exit.contains("findings at or above \\-\\-fail\\-on"),
+        "{exit}"
+    );
+    assert!(section(&page("repair"), "REPAIRS").contains("false\\-root"));
+}
+
+/// Every example in the man pages is a command line the CLI accepts (a
+/// renamed flag would fail here).
+#[test]
+fn man_page_examples_parse() {
+    use clap::Parser;
+    let mut seen = 0;
+    for name in PAGES {
+        let roff = page(name);
+        for line in section(&roff, "EXAMPLES").lines() {
+            let line = line.replace("\\-", "-");
+            if !line.starts_with("convo-doctor ") {
+                continue;
+            }
+            let line = line.split(['|', '>']).next().unwrap();
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let Err(e) = convo_doctor::cli::Cli::try_parse_from(&words) {
+                panic!("man {name}: `{line}` does not parse: {e}");
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 10, "{seen} examples");
+}
+
+/// `man -l` (groff underneath) formats every page without a warning.
+#[test]
+fn man_renders_pages_without_warnings() {
+    if !installed("man") || !installed("groff") {
+        eprintln!("skipped: man or groff is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for name in PAGES {
+        let path = tmp.path().join("page.1");
+        std::fs::write(&path, page(name)).unwrap();
+        let out = Command::new("man")
+            .args(["--warnings", "-E", "UTF-8", "-l"])
+            .arg(&path)
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env("LC_ALL", "C.UTF-8")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.is_empty(), "man {name}: {err}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("EXIT STATUS") && text.contains("OH_SECRET_KEY"),
+            "man {name}"
+        );
+    }
 }
