@@ -112,7 +112,7 @@ pub struct RepairArgs {
 pub struct UndoArgs {
     /// The run id printed by `repair` (`--list` shows them).
     #[arg(
-        required_unless_present = "list",
+        required_unless_present_any = ["list", "prune"],
         default_value = "",
         hide_default_value = true
     )]
@@ -126,6 +126,27 @@ pub struct UndoArgs {
     /// what each changed and whether it can still be undone; restore nothing.
     #[arg(long, conflicts_with = "run_id")]
     pub list: bool,
+
+    /// Remove the run folders older than --older-than from the backup
+    /// directory: only folders that are yours, private (0700) and not links,
+    /// with a manifest you own. A run that can still be undone is kept
+    /// unless --force; restore nothing.
+    #[arg(long, conflicts_with_all = ["run_id", "list"], requires = "older_than")]
+    pub prune: bool,
+
+    /// With --prune: the age (e.g. 30d, 12h, 1h30m) from which a run is
+    /// removed, measured from the last write of its manifest.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "prune")]
+    pub older_than: Option<std::time::Duration>,
+
+    /// With --prune: remove old runs that can still be undone too (their
+    /// backup is the only copy of the bytes the repair replaced).
+    #[arg(long, requires = "prune")]
+    pub force: bool,
+
+    /// With --prune: say what would be removed, and remove nothing.
+    #[arg(long, requires = "prune")]
+    pub dry_run: bool,
 }
 
 /// Severity threshold for a non-zero exit.

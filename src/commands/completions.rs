@@ -175,8 +175,11 @@ fn exit_status(command: Option<&str>, from_help: &str) -> String {
     }
     match command {
         Some("undo") => "\
-  0  every file restored (or already original); with --list, the runs listed
-  1  a file was refused (changed since the repair, or not safe to write)
+  0  every file restored (or already original); with --list, the runs listed;
+     with --prune, every old run removed or kept because it can be undone
+  1  a file was refused (changed since the repair, or not safe to write);
+     with --prune, an old folder left (not yours, not 0700, a link, or no
+     trusted manifest)
   2  usage error, no such run, or a backup root that cannot be read or
      trusted"
             .into(),
@@ -226,6 +229,10 @@ fn examples(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
             "convo-doctor undo --list",
         ),
         ("Put back what a run changed:", "convo-doctor undo RUN-ID"),
+        (
+            "Remove runs older than 30 days, except those that can still be undone:",
+            "convo-doctor undo --prune --older-than 30d",
+        ),
     ];
     let explain = vec![
         ("Every check, with its id:", "convo-doctor explain"),

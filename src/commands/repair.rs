@@ -178,6 +178,12 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
 }
 
 pub fn undo(args: &UndoArgs) -> ExitStatus {
+    if args.prune {
+        return super::undo_list::prune(args).unwrap_or_else(|e| {
+            render::fail(&e);
+            ExitStatus::Error
+        });
+    }
     let root = match &args.backup_dir {
         Some(d) => d.clone(),
         None => match persist::default_backup_root() {
