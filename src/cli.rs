@@ -106,6 +106,23 @@ pub struct RepairArgs {
     /// except ids, kinds, sources and timestamps, are shown as their length).
     #[arg(long)]
     pub show_content: bool,
+
+    /// With --dry-run, the diff's form: `unified` (JSON pretty-printed and
+    /// event content masked, for reading) or `patch` (the files' real bytes,
+    /// on stdout alone, for `patch -p1` or `git apply` run from the folder
+    /// holding the conversation; needs --show-content for event files;
+    /// everything else goes to stderr).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Unified, requires = "dry_run")]
+    pub diff_format: DiffFormat,
+}
+
+/// How `repair --dry-run` shows a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    /// For reading: JSON pretty-printed, event content masked.
+    Unified,
+    /// For `patch -p1` / `git apply`: the real bytes, or no patch at all.
+    Patch,
 }
 
 #[derive(Debug, Args)]

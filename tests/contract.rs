@@ -958,3 +958,192 @@ fn undo_prune_removes_old_runs_but_keeps_undoable_ones_and_foreign_folders() {
     fs::set_permissions(&b, fs::Permissions::from_mode(0o700)).unwrap();
     assert_eq!(names(), ["run-d", "run-link", "run-open"]);
 }
+
+// --- repair --dry-run --diff-format patch ------------------------------------
+
+/// Every regular file of `dir` (recursively, dot files aside: locks and
+/// markers the repair may create) with its bytes.
+fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if name.starts_with('.') {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+#[allow(clippy::print_stderr)] // a skip note for the test log
+fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repair() {
+    let has = |p: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for (fx, extra) in [
+        ("false-root", &[][..]),
+        ("misparented-recovery-error", &[][..]),
+        ("fat-meta-divergence", &[][..]),
+        ("head-lag", &[][..]),
+        ("stale-leaf", &["--unsafe-fixes"][..]),
+        ("dangling-parent", &["--unsafe-fixes"][..]),
+    ] {
+        let [by_patch, by_git, by_repair] =
+            ["patch", "git", "repair"].map(|how| tmp.path().join(format!("{fx}-{how}")));
+        for d in [&by_patch, &by_git, &by_repair] {
+            copy_fixture(fx, d);
+        }
+        let original = tree_bytes(&by_patch);
+        let mut args = vec![
+            "repair",
+            "--dry-run",
+            "--diff-format",
+            "patch",
+            "--show-content",
+        ];
+        args.extend(extra);
+        args.push(by_patch.to_str().unwrap());
+        let (code, diff, err) = run(&args);
+        assert_eq!(code, 1, "{fx}: changes pending: {err}");
+        assert!(
+            diff.starts_with("--- a/"),
+            "{fx}: stdout is the patch alone: {diff}"
+        );
+        assert!(
+            err.contains("would fix"),
+            "{fx}: the story goes to stderr: {err}"
+        );
+        assert!(!err.contains("no patch"), "{fx}: {err}");
+        // the real thing, for comparison
+        let mut args = vec!["repair", "--backup-dir"];
+        let backups = tmp.path().join(format!("{fx}-backups"));
+        args.push(backups.to_str().unwrap());
+        args.extend(extra);
+        args.push(by_repair.to_str().unwrap());
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 0, "{fx}: {err}");
+        let repaired = tree_bytes(&by_repair);
+        assert_ne!(repaired, original, "{fx}: the repair changes something");
+        // `patch -p1` and `git apply` from the folder holding the conversation
+        let patch_file = tmp.path().join(format!("{fx}.patch"));
+        fs::write(&patch_file, &diff).unwrap();
+        for (dir, program, pargs) in [
+            (
+                &by_patch,
+                "patch",
+                &["-p1", "--batch", "--forward", "-i"][..],
+            ),
+            (&by_git, "git", &["apply", "-p1"][..]),
+        ] {
+            if !has(program) {
+                eprintln!("note: skipped {program}: not installed");
+                continue;
+            }
+            let out = Command::new(program)
+                .args(pargs)
+                .arg(&patch_file)
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{fx}: {program}: {out:?}");
+            assert!(
+                tree_bytes(dir) == repaired,
+                "{fx}: {program} gives the bytes repair writes"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "patch is always there: {checked}");
+}
+
+#[test]
+fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
+    let tmp = tempfile::tempdir().unwrap();
+    // a plaintext key on the one line of base_state.json the repair edits:
+    // redacting it would make the patch wrong, printing it would leak it
+    let s = tmp.path().join("secret");
+    copy_fixture("stale-leaf", &s);
+    let conv = fs::read_dir(&s).unwrap().next().unwrap().unwrap().path();
+    let state = conv.join("base_state.json");
+    let text = fs::read_to_string(&state).unwrap();
+    assert!(text.contains("\"api_key\":\"**********\""));
+    fs::write(
+        &state,
+        text.replace(
+            "\"api_key\":\"**********\"",
+            "\"api_key\":\"sk-plain-1234567890abcdef\"",
+        ),
+    )
+    .unwrap();
+    let args = [
+        "repair",
+        "--dry-run",
+        "--unsafe-fixes",
+        "--diff-format",
+        "patch",
+        "--show-content",
+    ];
+    let (code, out, err) = run(&[&args[..], &[s.to_str().unwrap()]].concat());
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "", "no patch at all");
+    assert!(
+        err.contains("no patch: base_state.json: a line of it holds a secret"),
+        "{err}"
+    );
+    assert!(!err.contains("sk-plain"), "{err}");
+    // event content only with --show-content
+    let s = tmp.path().join("content");
+    copy_fixture("false-root", &s);
+    let (code, out, err) = run(&[
+        "repair",
+        "--dry-run",
+        "--diff-format",
+        "patch",
+        s.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert!(
+        err.contains("the patch would print event content; add --show-content"),
+        "{err}"
+    );
+    // renames and quarantines cannot be carried by a patch
+    let s = tmp.path().join("gap");
+    copy_fixture("index-gap", &s);
+    let (code, out, err) = run(&[
+        "repair",
+        "--dry-run",
+        "--unsafe-fixes",
+        "--diff-format",
+        "patch",
+        "--show-content",
+        s.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert!(
+        err.contains("renames, quarantines or creates event files"),
+        "{err}"
+    );
+    // only with --dry-run
+    assert_eq!(
+        run(&["repair", "--diff-format", "patch", s.to_str().unwrap()]).0,
+        2
+    );
+}
