@@ -222,6 +222,10 @@ fn examples(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
             "Repair, with backups; the run id to undo is printed:",
             "convo-doctor repair DIR",
         ),
+        (
+            "A patch of the real bytes, for patch -p1 run from the folder holding DIR:",
+            "convo-doctor repair --dry-run --diff-format patch --show-content DIR > fix.patch",
+        ),
     ];
     let undo = vec![
         (
