@@ -80,7 +80,7 @@ pub struct RepairArgs {
     pub server_version: Option<Version>,
 
     /// Repair only these checks (comma-separated ids).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub only: Vec<String>,
 
     /// Also make the unsafe repairs (the agent loses sight of something: a
@@ -106,13 +106,30 @@ pub struct RepairArgs {
     /// except ids, kinds, sources and timestamps, are shown as their length).
     #[arg(long)]
     pub show_content: bool,
+
+    /// With --dry-run, the diff's form: `unified` (JSON pretty-printed and
+    /// event content masked, for reading) or `patch` (the files' real bytes,
+    /// on stdout alone, for `patch -p1` or `git apply` run from the folder
+    /// holding the conversation; needs --show-content for event files;
+    /// everything else goes to stderr).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Unified, requires = "dry_run")]
+    pub diff_format: DiffFormat,
+}
+
+/// How `repair --dry-run` shows a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    /// For reading: JSON pretty-printed, event content masked.
+    Unified,
+    /// For `patch -p1` / `git apply`: the real bytes, or no patch at all.
+    Patch,
 }
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
     /// The run id printed by `repair` (`--list` shows them).
     #[arg(
-        required_unless_present = "list",
+        required_unless_present_any = ["list", "prune"],
         default_value = "",
         hide_default_value = true
     )]
@@ -126,6 +143,27 @@ pub struct UndoArgs {
     /// what each changed and whether it can still be undone; restore nothing.
     #[arg(long, conflicts_with = "run_id")]
     pub list: bool,
+
+    /// Remove the run folders older than --older-than from the backup
+    /// directory: only folders that are yours, private (0700) and not links,
+    /// with a manifest you own. A run that can still be undone is kept
+    /// unless --force; restore nothing.
+    #[arg(long, conflicts_with_all = ["run_id", "list"], requires = "older_than")]
+    pub prune: bool,
+
+    /// With --prune: the age (e.g. 30d, 12h, 1h30m) from which a run is
+    /// removed, measured from the last write of its manifest.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "prune")]
+    pub older_than: Option<std::time::Duration>,
+
+    /// With --prune: remove old runs that can still be undone too (their
+    /// backup is the only copy of the bytes the repair replaced).
+    #[arg(long, requires = "prune")]
+    pub force: bool,
+
+    /// With --prune: say what would be removed, and remove nothing.
+    #[arg(long, requires = "prune")]
+    pub dry_run: bool,
 }
 
 /// Severity threshold for a non-zero exit.
@@ -164,11 +202,11 @@ pub struct DiagnoseArgs {
     pub fail_on: FailOn,
 
     /// Run only these checks (comma-separated ids; see `convo-doctor explain`).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub only: Vec<String>,
 
     /// Skip these checks (comma-separated ids).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK")]
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub skip: Vec<String>,
 
     /// Only scan conversations modified within this long (e.g. 90m, 25h, 7d,
@@ -223,7 +261,37 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// The check id; without one, list every check.
+    #[arg(value_parser = CheckId, hide_possible_values = true)]
     pub check: Option<String>,
+}
+
+/// A check id: accepts any string (the commands say "unknown check" in
+/// their own words) but declares the ids of the registry as possible values,
+/// so the generated completion scripts offer them.
+#[derive(Clone, Copy, Debug)]
+struct CheckId;
+
+impl clap::builder::TypedValueParser for CheckId {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::checks::REGISTRY
+                .iter()
+                .map(|c| clap::builder::PossibleValue::new(c.id())),
+        ))
+    }
 }
 
 fn parse_version(s: &str) -> Result<Version, String> {

@@ -748,3 +748,402 @@ fn a_backup_dir_inside_the_scanned_store_is_refused() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+// --- undo --prune --------------------------------------------------------------
+
+/// Set the modification time of `path` (a file or a folder) `days` ago.
+fn age(path: &Path, days: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    fs::File::open(path).unwrap().set_modified(t).unwrap();
+}
+
+#[test]
+fn undo_prune_removes_old_runs_but_keeps_undoable_ones_and_foreign_folders() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let b = tmp.path().join("backups");
+    let bs = b.to_str().unwrap();
+    // nothing there yet: nothing to prune
+    let (code, out, err) = run(&["undo", "--prune", "--older-than", "30d", "--backup-dir", bs]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("0 removed"), "{out}");
+    let mut stores = Vec::new();
+    for (id, fx) in [
+        ("run-a", "false-root"),
+        ("run-b", "misparented-recovery-error"),
+        ("run-c", "false-root"),
+        ("run-d", "false-root"),
+    ] {
+        let s = tmp.path().join(id);
+        copy_fixture(fx, &s);
+        let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+            .args(["repair", "--backup-dir", bs, s.to_str().unwrap()])
+            .env("CONVO_DOCTOR_RUN_ID", id)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        stores.push(s);
+    }
+    // run-a and run-d undone; run-b's repaired file changed since; run-c
+    // still in effect (only its backup holds the original bytes)
+    assert_eq!(run(&["undo", "run-a", "--backup-dir", bs]).0, 0);
+    assert_eq!(run(&["undo", "run-d", "--backup-dir", bs]).0, 0);
+    let events = fs::read_dir(&stores[1])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("events");
+    let relinked = fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_str().unwrap().contains("event-00006-"))
+        .unwrap();
+    let mut text = fs::read_to_string(&relinked).unwrap();
+    text.push('\n');
+    fs::write(&relinked, text).unwrap();
+    // folders prune must not touch: a link to a run elsewhere, and a run
+    // folder others can read (not 0700)
+    let elsewhere = tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    copy_dir(&b.join("run-c"), &elsewhere.join("run-x"));
+    std::os::unix::fs::symlink(elsewhere.join("run-x"), b.join("run-link")).unwrap();
+    copy_dir(&b.join("run-c"), &b.join("run-open"));
+    fs::set_permissions(b.join("run-open"), fs::Permissions::from_mode(0o755)).unwrap();
+    // everything but run-d is 40 days old
+    for dir in [
+        b.join("run-a"),
+        b.join("run-b"),
+        b.join("run-c"),
+        b.join("run-open"),
+        elsewhere.join("run-x"),
+    ] {
+        age(&dir.join("manifest.json"), 40);
+        age(&dir, 40);
+    }
+    // the link itself is old too (its own time: it is never followed)
+    let forty_days_ago = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        - 40 * 86_400;
+    let old = rustix::fs::Timestamps {
+        last_access: rustix::fs::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        last_modification: rustix::fs::Timespec {
+            tv_sec: forty_days_ago,
+            tv_nsec: 0,
+        },
+    };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        b.join("run-link"),
+        &old,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .unwrap();
+    let line = |out: &str, start: &str| {
+        out.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("`{start}` in: {out}"))
+            .to_string()
+    };
+    let names = || {
+        let mut v: Vec<String> = fs::read_dir(&b)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let all = ["run-a", "run-b", "run-c", "run-d", "run-link", "run-open"];
+
+    // --dry-run: says what would go, removes nothing
+    let (code, out, _) = run(&[
+        "undo",
+        "--prune",
+        "--older-than",
+        "30d",
+        "--dry-run",
+        "--backup-dir",
+        bs,
+    ]);
+    assert_eq!(code, 1, "foreign folders are reported: {out}");
+    assert!(line(&out, "would remove run-a").contains("undone"), "{out}");
+    assert!(
+        line(&out, "would remove run-b").contains("changed since"),
+        "{out}"
+    );
+    assert!(
+        line(&out, "kept run-c").contains(&format!("convo-doctor undo run-c --backup-dir {bs}")),
+        "{out}"
+    );
+    assert!(
+        line(&out, "left run-link").contains("symbolic link"),
+        "{out}"
+    );
+    assert!(line(&out, "left run-open").contains("755"), "{out}");
+    assert!(!out.contains("run-d"), "run-d is new: {out}");
+    assert!(out.contains("2 would be removed, 1 kept (can still be undone), 2 left (see above), 1 newer than 30d"), "{out}");
+    assert_eq!(names(), all);
+
+    // a longer age spares them all
+    let (code, out, _) = run(&["undo", "--prune", "--older-than", "41d", "--backup-dir", bs]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("0 removed"), "{out}");
+    assert_eq!(names(), all);
+
+    // the real thing: the undone and the changed-since runs go
+    let (code, out, _) = run(&["undo", "--prune", "--older-than", "30d", "--backup-dir", bs]);
+    assert_eq!(code, 1, "{out}");
+    assert!(line(&out, "removed run-a").contains("undone"), "{out}");
+    assert!(
+        line(&out, "removed run-b").contains("changed since"),
+        "{out}"
+    );
+    assert_eq!(names(), ["run-c", "run-d", "run-link", "run-open"]);
+    assert!(
+        elsewhere.join("run-x/manifest.json").exists(),
+        "a link is not followed"
+    );
+    // run-c can still be undone after the prune
+    let (code, out, _) = run(&["undo", "--list", "--backup-dir", bs]);
+    assert_eq!(code, 0);
+    assert!(line(&out, "run-c").contains("can be undone"), "{out}");
+
+    // --force removes the undoable one too; foreign folders still stay
+    let (code, out, _) = run(&[
+        "undo",
+        "--prune",
+        "--older-than",
+        "30d",
+        "--force",
+        "--backup-dir",
+        bs,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        line(&out, "removed run-c").contains("could still be undone"),
+        "{out}"
+    );
+    assert_eq!(names(), ["run-d", "run-link", "run-open"]);
+    assert!(elsewhere.join("run-x/manifest.json").exists());
+
+    // usage: --older-than is required, and --prune takes no run id
+    assert_eq!(run(&["undo", "--prune", "--backup-dir", bs]).0, 2);
+    assert_eq!(
+        run(&["undo", "run-d", "--prune", "--older-than", "1d"]).0,
+        2
+    );
+    assert_eq!(
+        run(&["undo", "--older-than", "1d", "--backup-dir", bs]).0,
+        2
+    );
+    // a backup root others can write to is not trusted: nothing removed
+    fs::set_permissions(&b, fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, _, err) = run(&[
+        "undo",
+        "--prune",
+        "--older-than",
+        "0s",
+        "--force",
+        "--backup-dir",
+        bs,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("writable by group or others"), "{err}");
+    fs::set_permissions(&b, fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(names(), ["run-d", "run-link", "run-open"]);
+}
+
+// --- repair --dry-run --diff-format patch ------------------------------------
+
+/// Every regular file of `dir` (recursively, dot files aside: locks and
+/// markers the repair may create) with its bytes.
+fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if name.starts_with('.') {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+#[allow(clippy::print_stderr)] // a skip note for the test log
+fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repair() {
+    let has = |p: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for (fx, extra) in [
+        ("false-root", &[][..]),
+        ("misparented-recovery-error", &[][..]),
+        ("fat-meta-divergence", &[][..]),
+        ("head-lag", &[][..]),
+        ("stale-leaf", &["--unsafe-fixes"][..]),
+        ("dangling-parent", &["--unsafe-fixes"][..]),
+    ] {
+        let [by_patch, by_git, by_repair] =
+            ["patch", "git", "repair"].map(|how| tmp.path().join(format!("{fx}-{how}")));
+        for d in [&by_patch, &by_git, &by_repair] {
+            copy_fixture(fx, d);
+        }
+        let original = tree_bytes(&by_patch);
+        let mut args = vec![
+            "repair",
+            "--dry-run",
+            "--diff-format",
+            "patch",
+            "--show-content",
+        ];
+        args.extend(extra);
+        args.push(by_patch.to_str().unwrap());
+        let (code, diff, err) = run(&args);
+        assert_eq!(code, 1, "{fx}: changes pending: {err}");
+        assert!(
+            diff.starts_with("--- a/"),
+            "{fx}: stdout is the patch alone: {diff}"
+        );
+        assert!(
+            err.contains("would fix"),
+            "{fx}: the story goes to stderr: {err}"
+        );
+        assert!(!err.contains("no patch"), "{fx}: {err}");
+        // the real thing, for comparison
+        let mut args = vec!["repair", "--backup-dir"];
+        let backups = tmp.path().join(format!("{fx}-backups"));
+        args.push(backups.to_str().unwrap());
+        args.extend(extra);
+        args.push(by_repair.to_str().unwrap());
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 0, "{fx}: {err}");
+        let repaired = tree_bytes(&by_repair);
+        assert_ne!(repaired, original, "{fx}: the repair changes something");
+        // `patch -p1` and `git apply` from the folder holding the conversation
+        let patch_file = tmp.path().join(format!("{fx}.patch"));
+        fs::write(&patch_file, &diff).unwrap();
+        for (dir, program, pargs) in [
+            (
+                &by_patch,
+                "patch",
+                &["-p1", "--batch", "--forward", "-i"][..],
+            ),
+            (&by_git, "git", &["apply", "-p1"][..]),
+        ] {
+            if !has(program) {
+                eprintln!("note: skipped {program}: not installed");
+                continue;
+            }
+            let out = Command::new(program)
+                .args(pargs)
+                .arg(&patch_file)
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{fx}: {program}: {out:?}");
+            assert!(
+                tree_bytes(dir) == repaired,
+                "{fx}: {program} gives the bytes repair writes"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "patch is always there: {checked}");
+}
+
+#[test]
+fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
+    let tmp = tempfile::tempdir().unwrap();
+    // a plaintext key on the one line of base_state.json the repair edits:
+    // redacting it would make the patch wrong, printing it would leak it
+    let s = tmp.path().join("secret");
+    copy_fixture("stale-leaf", &s);
+    let conv = fs::read_dir(&s).unwrap().next().unwrap().unwrap().path();
+    let state = conv.join("base_state.json");
+    let text = fs::read_to_string(&state).unwrap();
+    assert!(text.contains("\"api_key\":\"**********\""));
+    fs::write(
+        &state,
+        text.replace(
+            "\"api_key\":\"**********\"",
+            "\"api_key\":\"sk-plain-1234567890abcdef\"",
+        ),
+    )
+    .unwrap();
+    let args = [
+        "repair",
+        "--dry-run",
+        "--unsafe-fixes",
+        "--diff-format",
+        "patch",
+        "--show-content",
+    ];
+    let (code, out, err) = run(&[&args[..], &[s.to_str().unwrap()]].concat());
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "", "no patch at all");
+    assert!(
+        err.contains("no patch: base_state.json: a line of it holds a secret"),
+        "{err}"
+    );
+    assert!(!err.contains("sk-plain"), "{err}");
+    // event content only with --show-content
+    let s = tmp.path().join("content");
+    copy_fixture("false-root", &s);
+    let (code, out, err) = run(&[
+        "repair",
+        "--dry-run",
+        "--diff-format",
+        "patch",
+        s.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert!(
+        err.contains("the patch would print event content; add --show-content"),
+        "{err}"
+    );
+    // renames and quarantines cannot be carried by a patch
+    let s = tmp.path().join("gap");
+    copy_fixture("index-gap", &s);
+    let (code, out, err) = run(&[
+        "repair",
+        "--dry-run",
+        "--unsafe-fixes",
+        "--diff-format",
+        "patch",
+        "--show-content",
+        s.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert!(
+        err.contains("renames, quarantines or creates event files"),
+        "{err}"
+    );
+    // only with --dry-run
+    assert_eq!(
+        run(&["repair", "--diff-format", "patch", s.to_str().unwrap()]).0,
+        2
+    );
+}

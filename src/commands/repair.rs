@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnose::{broken_pipe_or_error, threshold};
 use super::{select, ExitStatus};
-use crate::cli::{RepairArgs, UndoArgs};
+use crate::cli::{DiffFormat, RepairArgs, UndoArgs};
 use crate::fix::persist::{self, Restored, Run};
 use crate::fix::{self, RepairOptions};
 use crate::render;
@@ -123,14 +123,29 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             left_total += plan.left.len();
             // refused, and there was something to repair
             refused |= plan.refused.is_some() && plan.before.findings.iter().any(|f| f.fixable);
+            // --diff-format patch: the patch alone on stdout, the rest on stderr
+            let patch = args.dry_run && args.diff_format == DiffFormat::Patch;
+            if patch {
+                match render::repair::patch(&mut w, &plan, args.show_content) {
+                    Ok(None) => {}
+                    Ok(Some(why)) => {
+                        render::note(&why);
+                        refused = true;
+                    }
+                    Err(e) => return broken_pipe_or_error(e),
+                }
+            }
+            let mut stderr = io::stderr().lock();
+            let human: &mut dyn io::Write = if patch { &mut stderr } else { &mut w };
             if let Err(e) = render::repair::plan(
-                &mut w,
+                human,
                 &plan,
                 &prefix,
                 args.dry_run,
                 applied.as_ref(),
                 color,
                 args.show_content,
+                !patch,
             ) {
                 return broken_pipe_or_error(e);
             }
@@ -143,8 +158,14 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         .as_ref()
         .filter(|r| !r.manifest.files.is_empty())
         .map(|r| (r.id.clone(), r.dir.display().to_string()));
+    let mut stderr = io::stderr().lock();
+    let human: &mut dyn io::Write = if args.dry_run && args.diff_format == DiffFormat::Patch {
+        &mut stderr
+    } else {
+        &mut w
+    };
     if let Err(e) = render::repair::finish(
-        &mut w,
+        human,
         args.dry_run,
         render::repair::Totals {
             files,
@@ -178,6 +199,12 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
 }
 
 pub fn undo(args: &UndoArgs) -> ExitStatus {
+    if args.prune {
+        return super::undo_list::prune(args).unwrap_or_else(|e| {
+            render::fail(&e);
+            ExitStatus::Error
+        });
+    }
     let root = match &args.backup_dir {
         Some(d) => d.clone(),
         None => match persist::default_backup_root() {

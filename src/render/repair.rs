@@ -115,8 +115,86 @@ pub fn diff(edit: &Edit, shown_path: &str, color: bool, show_content: bool) -> S
     out
 }
 
+/// `repair --dry-run --diff-format patch`: a unified diff of the real bytes
+/// of every file the plan edits, with `a/<conversation>/<file>` headers, so
+/// `patch -p1` or `git apply` run from the folder holding the conversation
+/// makes the same edits. Exact or nothing: the conversation gets no patch
+/// (and the reason comes back) when the plan renames, quarantines or
+/// creates event files, when a file is not UTF-8, when a line would be
+/// changed by redaction or escaping (a secret, a control character), or
+/// when an event file would be printed without `show_content`.
+pub fn patch(w: &mut dyn Write, p: &Plan, show_content: bool) -> io::Result<Option<String>> {
+    if p.refused.is_some() || p.edits.is_empty() {
+        return Ok(None);
+    }
+    let why = |s: String| Ok(Some(format!("{}: no patch: {s}", sanitize(&p.display))));
+    if !p.moves.is_empty() || !p.creates.is_empty() {
+        return why(
+            "the repair renames, quarantines or creates event files, which a patch cannot carry exactly; run `repair` itself"
+                .into(),
+        );
+    }
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-+:=@%,/".contains(c))
+    };
+    let conv = p
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !plain(&conv) {
+        return why("the folder's name is not plain enough for a patch header".into());
+    }
+    let mut out = String::new();
+    for e in &p.edits {
+        if !plain(&e.rel) {
+            return why(format!(
+                "`{}` is not plain enough for a patch header",
+                sanitize(&e.rel)
+            ));
+        }
+        if e.rel.starts_with("events/") && !show_content {
+            return why(format!(
+                "{}: the patch would print event content; add --show-content",
+                e.rel
+            ));
+        }
+        let (Ok(before), Ok(after)) = (
+            std::str::from_utf8(&e.before),
+            std::str::from_utf8(&e.after),
+        ) else {
+            return why(format!("{}: not UTF-8 text", e.rel));
+        };
+        let text = TextDiff::from_lines(before, after)
+            .unified_diff()
+            .context_radius(3)
+            .header(
+                &format!("a/{conv}/{}", e.rel),
+                &format!("b/{conv}/{}", e.rel),
+            )
+            .to_string();
+        for line in text.lines() {
+            if p.redactor.redact(line) != line
+                || crate::secrets::redact_all(line) != line
+                || sanitize(line) != line
+            {
+                return why(format!(
+                    "{}: a line of it holds a secret or a control character that output never shows, so a patch cannot be exact; see the unified diff",
+                    e.rel
+                ));
+            }
+        }
+        out.push_str(&text);
+    }
+    w.write_all(out.as_bytes())?;
+    Ok(None)
+}
+
 /// Everything about one conversation's plan. `prefix` is the conversation's
 /// path relative to the PATH given (empty when PATH is the conversation).
+#[allow(clippy::too_many_arguments)]
 pub fn plan(
     w: &mut dyn Write,
     p: &Plan,
@@ -125,10 +203,11 @@ pub fn plan(
     applied: Option<&Result<Vec<String>, String>>,
     color: bool,
     show_content: bool,
+    diffs: bool,
 ) -> io::Result<()> {
     let mut s = String::new();
     let changing = p.has_changes() && !matches!(applied, Some(Err(_)));
-    if changing {
+    if changing && diffs {
         for e in &p.edits {
             let shown = if prefix.is_empty() {
                 e.rel.clone()

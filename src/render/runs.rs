@@ -74,6 +74,110 @@ pub fn list(
     w.flush()
 }
 
+/// What `undo --prune` did with one old run folder.
+pub enum PruneLine {
+    Removed(RunSummary),
+    WouldRemove(RunSummary),
+    /// Old, but can still be undone: kept without --force.
+    Held(RunSummary),
+    /// Old, but not one prune may remove (name, why).
+    Left(String, String),
+}
+
+/// `30d`, `12h`, `1h30m`, `45s`: a duration as --older-than takes it.
+fn duration(d: std::time::Duration) -> String {
+    let mut s = d.as_secs();
+    let mut out = String::new();
+    for (unit, len) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+        if s >= len {
+            out.push_str(&format!("{}{unit}", s / len));
+            s %= len;
+        }
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    out
+}
+
+pub fn prune(
+    w: &mut dyn Write,
+    root: &Path,
+    lines: &[PruneLine],
+    newer: usize,
+    older_than: std::time::Duration,
+    backup_dir: Option<&Path>,
+) -> io::Result<()> {
+    let dir_arg = backup_dir
+        .map(|d| {
+            format!(
+                " --backup-dir {}",
+                shell_quote(&sanitize(&d.display().to_string()))
+            )
+        })
+        .unwrap_or_default();
+    let state = |r: &RunSummary| match r.state {
+        RunState::Undone => "undone",
+        RunState::Undoable => "could still be undone",
+        RunState::ChangedSince => "a file changed since the repair",
+    };
+    let (mut removed, mut would, mut held, mut left) = (0, 0, 0, 0);
+    for l in lines {
+        match l {
+            PruneLine::Removed(r) | PruneLine::WouldRemove(r) => {
+                let verb = if matches!(l, PruneLine::Removed(_)) {
+                    removed += 1;
+                    "removed"
+                } else {
+                    would += 1;
+                    "would remove"
+                };
+                writeln!(
+                    w,
+                    "{verb} {} (created {}, {} files, {})",
+                    sanitize(&r.run_id),
+                    sanitize(&r.created),
+                    r.files,
+                    state(r)
+                )?;
+            }
+            PruneLine::Held(r) => {
+                held += 1;
+                let id = sanitize(&r.run_id);
+                writeln!(
+                    w,
+                    "kept {id} (created {}): it can still be undone (convo-doctor undo {id}{dir_arg}); --force removes it",
+                    sanitize(&r.created)
+                )?;
+            }
+            PruneLine::Left(name, why) => {
+                left += 1;
+                writeln!(w, "left {}: {}", sanitize(name), sanitize(why))?;
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    if would > 0 {
+        parts.push(format!("{would} would be removed"));
+    } else {
+        parts.push(format!("{removed} removed"));
+    }
+    if held > 0 {
+        parts.push(format!("{held} kept (can still be undone)"));
+    }
+    if left > 0 {
+        parts.push(format!("{left} left (see above)"));
+    }
+    parts.push(format!("{newer} newer than {}", duration(older_than)));
+    writeln!(
+        w,
+        "{} under {}",
+        parts.join(", "),
+        sanitize(&root.display().to_string())
+    )?;
+    w.flush()
+}
+
 /// A word a POSIX shell reads back as itself (a hint must work when pasted).
 pub(crate) fn shell_quote(s: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c);
