@@ -40,8 +40,9 @@ pub enum Command {
     /// Report what is wrong with conversations (read-only).
     #[command(after_long_help = EXIT_CODES)]
     Diagnose(DiagnoseArgs),
-    /// Repair what can be repaired safely: false roots, meta.json drift.
-    #[command(after_long_help = REPAIR_EXIT_CODES)]
+    /// Repair what can be repaired: safe repairs always, unsafe ones with
+    /// --unsafe-fixes (see the list of repairs below).
+    #[command(after_long_help = crate::fix::help_text(REPAIR_EXIT_CODES))]
     Repair(RepairArgs),
     /// Restore the files a repair run changed (unless they changed since).
     Undo(UndoArgs),
@@ -82,9 +83,14 @@ pub struct RepairArgs {
     #[arg(long, value_delimiter = ',', value_name = "CHECK")]
     pub only: Vec<String>,
 
-    /// Also re-link false roots that are only probable (a deliberate
-    /// navigate_to(None) can look the same). Needs `--only false-root`.
+    /// Also make the unsafe repairs (the agent loses sight of something: a
+    /// quarantined event, a probable false root re-linked). Without it they
+    /// are listed, not made.
     #[arg(long)]
+    pub unsafe_fixes: bool,
+
+    /// Deprecated: the old name of --unsafe-fixes.
+    #[arg(long, hide = true)]
     pub accept_ambiguous: bool,
 
     /// Where backups go (default: $XDG_STATE_HOME/convo-doctor/backups or

@@ -165,7 +165,14 @@ pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> C
     let views = Views::compute(conv, &index, opts.version);
     let mut ctx = Ctx::new(conv, &index, &views, opts.version);
     ctx.version_given = opts.version_given;
-    let mut findings = checks::run_all(&ctx, opts.selected);
+    analyze_ctx(&ctx, display, opts)
+}
+
+/// [`analyze_loaded`] with the context (and its shared analyses) already
+/// built, so a repair plan computes them once.
+pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationReport {
+    let (conv, index, views) = (ctx.conv, ctx.index, ctx.views);
+    let mut findings = checks::run_all(ctx, opts.selected);
     if let Some(err) = &conv.events.error {
         findings.insert(
             0,
@@ -177,8 +184,8 @@ pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> C
             ),
         );
     }
-    let false_roots = false_root::find(&ctx);
-    let listed = checks::not_listed::verdict(&ctx).listed;
+    let false_roots = false_root::find(ctx);
+    let listed = checks::not_listed::verdict(ctx).listed;
     let redactor = ctx.redactor.clone();
     let events = EventCounts {
         on_disk: conv.events.on_disk,
@@ -189,10 +196,10 @@ pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> C
     };
     let load_error = views.agent.as_ref().err().map(|e| LoadFailure {
         exception: e.exception(),
-        message: describe_load_error(e, &ctx),
+        message: describe_load_error(e, ctx),
     });
-    let verdict = verdict(&ctx, &events, &load_error, &false_roots);
-    let event_list = opts.event_list.then(|| rows(&ctx));
+    let verdict = verdict(ctx, &events, &load_error, false_roots);
+    let event_list = opts.event_list.then(|| rows(ctx));
     ConversationReport {
         path: display,
         id: conversation_id(conv),
@@ -240,7 +247,7 @@ fn verdict(
         );
     }
     let lagging: Vec<usize> = checks::head_lag::find(ctx)
-        .map(|l| l.events)
+        .map(|l| l.events.clone())
         .unwrap_or_default();
     let cut_actions: Vec<usize> = checks::misparented_recovery_error::find(ctx)
         .iter()

@@ -214,12 +214,15 @@ fn a_held_event_log_lock_refuses_the_repair() {
 }
 
 #[test]
-fn accept_ambiguous_needs_only_false_root() {
+fn accept_ambiguous_is_a_deprecated_alias_of_unsafe_fixes() {
     let (_t, store, _) = fixture_copy("false-root");
-    let (code, _, err) = run(
+    let before = snapshot(&store);
+    let (code, out, err) = run(
         &["repair", "--dry-run", "--accept-ambiguous", s(&store)],
         &[],
     );
-    assert_eq!(code, 2);
-    assert!(err.contains("--only false-root"), "{err}");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("deprecated"), "{err}");
+    assert!(out.contains("would fix"), "{out}");
+    assert!(snapshot(&store) == before, "dry-run wrote");
 }

@@ -1,7 +1,7 @@
 //! `abandoned-branch` (info): events off the active branch for a legitimate
 //! reason: `navigate_to`, a fork, or a deliberate `navigate_to(None)` root.
 
-use super::{false_root, plural, ranges, Check, Ctx, Finding, Severity};
+use super::{false_root, plural, ranges, Check, Ctx, Finding, Repair, Severity};
 use crate::view::OrphanWhy;
 
 pub struct AbandonedBranch;
@@ -32,11 +32,17 @@ Repair
   None, and none needed."
     }
 
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "none needed: a branch left by `navigate_to` or a fork is the SDK's own design",
+        )
+    }
+
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let false_roots: Vec<usize> = false_root::find(ctx).iter().map(|f| f.root).collect();
         // Events below the HEAD itself are head-lag's to report.
         let mut lagging: Vec<usize> = super::head_lag::find(ctx)
-            .map(|l| l.events)
+            .map(|l| l.events.clone())
             .unwrap_or_default();
         // ...and actions cut off by a misplaced recovery error, that check's.
         lagging.extend(

@@ -1,7 +1,7 @@
 //! `bad-event-filename`: an `event-*.json` whose name the SDK does not accept,
 //! or does not read back under that name.
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Check, Ctx, Finding, Repair, Severity};
 use crate::view::{LoadError, ReadError};
 
 pub struct BadEventFilename;
@@ -33,6 +33,12 @@ Why it matters
 
 Repair
   None automatic yet (moving the stray file to a quarantine folder is planned)."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "the SDK never reads a misnamed file; which index it belongs at needs a human",
+        )
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

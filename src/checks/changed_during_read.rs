@@ -1,6 +1,6 @@
 //! `changed-during-read`: a writer changed the conversation while it was read.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 
 pub struct ChangedDuringRead;
 
@@ -32,6 +32,10 @@ Repair
   None: run again once the conversation is idle. `repair` refuses a
   conversation that changed while it was read, and takes the SDK's own lock
   before writing."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("run again once the conversation is idle; `repair` refuses a conversation that is being written")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `dangling-parent`: a `parent_id` that names no event in the log.
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::store::ParentRef;
 use crate::view::LoadError;
 
@@ -28,7 +28,18 @@ Why it matters
   hand edit, an older server, or lost files.
 
 Repair
-  None automatic."
+  Unsafe (only with `repair --unsafe-fixes`): re-link it to the readable
+  event before it in index order, the parent a tolerant reader assumes.
+  Only when the parent is in no file at all."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "re-link the event to the readable event before it in index order (the parent a tolerant reader assumes, #4114)",
+            guards: "its parent is in no file at all (one beyond a gap or in a lost duplicate is left to those repairs); unsafe because the real parent cannot be known",
+            planner: Some(crate::fix::guess::plan_dangling),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 
 pub struct DuplicateEventId;
 
@@ -27,7 +27,18 @@ Why it matters
   appending an event with that id again raises ValueError.
 
 Repair
-  None automatic."
+  Unsafe (only with `repair --unsafe-fixes`): a later copy that is byte for
+  byte the first is quarantined into the run's backup and the files after it
+  renumbered. Copies that differ need a human."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "quarantine a later copy that is byte for byte the same as the first (the one the SDK resolves the id to), renumbering the files after it; children and the HEAD keep resolving to the first",
+            guards: "the copies are identical; copies that differ are left to a human (which one the children and the HEAD mean); unsafe because the UI's flat listing loses a row",
+            planner: Some(crate::fix::quarantine::plan_duplicate_id),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `duplicate-index`: two files hold the same index; the SDK sees only one.
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 
 pub struct DuplicateIndex;
 
@@ -26,7 +26,18 @@ Why it matters
   concurrent writers before 1.8.2 (no lock), an append after a gap.
 
 Repair
-  None automatic yet: which file belongs in the chain must be decided first."
+  Unsafe (only with `repair --unsafe-fixes`): keep the file the SDK reads
+  here and quarantine the others into the run's backup. Unsafe because
+  another machine's directory order could have shown the other one."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "keep the file the SDK reads at that index, quarantine the ones it cannot see (moved into the run's backup)",
+            guards: "unsafe because which copy the SDK keeps follows this machine's directory order; another machine could have shown the other one",
+            planner: Some(crate::fix::quarantine::plan_duplicate),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -2,7 +2,7 @@
 //! pre-tree (flat) log stamped the first new event `parent_id: "__root__"`,
 //! cutting every older event out of the agent's view.
 
-use super::{ix, plural, Check, Ctx, Finding, Severity};
+use super::{ix, plural, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::store::ParentRef;
 
 pub struct FalseRootCheck;
@@ -40,7 +40,13 @@ pub struct FalseRoot {
 ///
 /// A deliberate `navigate_to(None)` in a tree-era log fails guard 1 (its
 /// earlier events carry `parent_id`s) and is never reported.
-pub fn find(ctx: &Ctx) -> Vec<FalseRoot> {
+/// The analysis, computed once per conversation (shared by the check, the
+/// report and the repair).
+pub fn find<'c>(ctx: &'c Ctx) -> &'c [FalseRoot] {
+    ctx.shared.false_roots.get_or_init(|| compute(ctx))
+}
+
+fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     let r = &ctx.reader;
     let n = r.len();
     let roots: Vec<usize> = (1..n)
@@ -168,7 +174,16 @@ How it is told apart from a deliberate root
 Repair
   Set that one event's `parent_id` to the id of the last real event before it
   (what a 1.35+ server would have chosen). Only that value changes. Probable
-  cases are repaired only with explicit consent."
+  cases are repaired only with `--unsafe-fixes`."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "set the false root's `parent_id` to the id of the last real (non-artifact) event before it: the parent a 1.35+ server would have chosen",
+            guards: "every real event before it has no `parent_id`; it sits directly after artifact(s) one of which has a `parent_id`, all pointing into the legacy log; it is the only `__root__` past index 0; the agent's current branch starts at it. If any of the last three fails the root is only *probable*: that repair is unsafe (a deliberate `navigate_to(None)` can look the same) and is made only with `--unsafe-fixes`. A deliberate root (tree-era events before it) never matches.",
+            planner: Some(crate::fix::false_root::plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `filename-id-mismatch`: the id in the file name differs from the JSON `id`.
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
 
 pub struct FilenameIdMismatch;
@@ -27,6 +27,10 @@ Why it matters
 Repair
   None automatic yet (renaming the file to the JSON id is safe only when the
   JSON id is the one its children and the HEAD use)."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("renaming to the JSON id is safe only when that id is the one its children and the HEAD use")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{ix, plural, ranges, Check, Ctx, Finding, Severity};
+use super::{ix, plural, ranges, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::OrphanWhy;
 
 pub struct HeadLag;
@@ -25,7 +25,13 @@ pub struct Lag {
     pub new_leaf: Option<usize>,
 }
 
-pub fn find(ctx: &Ctx) -> Option<Lag> {
+/// The analysis, computed once per conversation (shared by the check, the
+/// report and the repair).
+pub fn find<'c>(ctx: &'c Ctx) -> Option<&'c Lag> {
+    ctx.shared.head_lag.get_or_init(|| compute(ctx)).as_ref()
+}
+
+fn compute(ctx: &Ctx) -> Option<Lag> {
     let leaf_set = ctx
         .conv
         .base_state
@@ -127,6 +133,15 @@ How it is told apart from navigate_to
 Repair
   With the evidence (warning), set `leaf_event_id` to the newest real event of
   the chain: what the SDK would have saved. Only that value changes."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "set base_state.json `leaf_event_id` to the newest real event of the single chain below the stored HEAD: what the SDK would have saved",
+            guards: "the events below the HEAD form one chain and every one is newer than base_state.json (crash evidence; a deliberate `navigate_to` saves base_state.json after them)",
+            planner: Some(crate::fix::head_lag::plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `id-mismatch`: base_state.json belongs to a different conversation id.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
 
 pub struct IdMismatch;
@@ -27,6 +27,10 @@ Why it matters
 
 Repair
   None automatic: which id is right depends on how the folder was made."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("which id is right depends on how the folder was made")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `index-gap`: an index is missing, so every event file after it is invisible.
 
-use super::{ix, ix_range, plural, Check, Ctx, Finding, Severity};
+use super::{ix, ix_range, plural, Applicability, Check, Ctx, Finding, Repair, Severity};
 
 pub struct IndexGap;
 
@@ -26,8 +26,18 @@ Why it matters
   existing index.
 
 Repair
-  None automatic yet: renumbering is only safe when the missing content is
-  known to be gone and every later event has an explicit parent."
+  Safe: renumber the files after the gap so the index is contiguous again
+  (renames only; every byte stays). The first event after the gap whose
+  parent is the missing event is re-linked to the event before the gap."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "renumber the files after the gap so the index is contiguous again (renames only: every byte stays); the first event after the gap whose parent is the missing event is re-linked to the event before the gap",
+            guards: "no file after the gap shares an index with another",
+            planner: Some(crate::fix::quarantine::plan_gap),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

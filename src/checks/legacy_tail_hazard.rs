@@ -1,7 +1,7 @@
 //! `legacy-tail-hazard`: a pre-tree log that a 1.31–1.34 server would cut off
 //! at its next resume (the cause of `false-root`).
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::version::LeafRule;
 
 pub struct LegacyTailHazard;
@@ -32,6 +32,10 @@ Why it matters
 
 Repair
   Upgrade the server to 1.35 or newer before resuming the conversation."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("upgrade the server to 1.35 or newer before resuming the conversation")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -2,7 +2,7 @@
 //! its lease says so although the owner is gone (a reused pid). The lease
 //! model is `crate::server::lease` (the releases' own takeover rule).
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::{self, lease as model, Era};
 
 pub struct LiveLease;
@@ -109,6 +109,10 @@ Repair
   the owner is gone (a removed container, a reused pid), wait until the time
   given, or, with every server sharing this store stopped, delete
   owner_lease.json."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("stop the server (or wait until it evicts the idle conversation) first")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

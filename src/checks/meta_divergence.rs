@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 use std::collections::HashSet;
 
 use crate::secrets::{credential_slots, escape_pointer, secret_form, Redactor, SecretForm};
@@ -178,6 +178,15 @@ Repair
   `repair` rewrites the diverging fields of meta.json from base_state.json
   (the source of truth), never replacing a real secret with a redacted one;
   with `--server-version` 1.43 or newer it drops meta.json's `agent` instead."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "rewrite each diverging value of meta.json from base_state.json, the source of truth; a credential inside an LLM object whose settings are synced follows them when base_state.json holds a real one",
+            guards: "base_state.json parses and has `agent.kind`; secret *names* that differ are left to a human",
+            planner: Some(crate::fix::meta::plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `meta-duplicate` (info): meta.json still carries a copy of the agent.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 
 pub struct MetaDuplicate;
 
@@ -32,6 +32,15 @@ Repair
   `agent` from meta.json (what those servers do themselves). Without the
   flag it is kept: older servers require it, and a meta.json without it
   drops the conversation from their list."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "only when `--server-version 1.43.0` or newer is given (the rules default to the newest known, 1.58.2, as for `diagnose`, but dropping the agent is never a default: servers before 1.43 would stop listing the conversation): remove `agent` from meta.json (what those servers do at their next hydration); `workspace` and every other key stay, since they are still required",
+            guards: "meta.json's agent holds no real secret (Fernet token or value) that base_state.json lacks",
+            planner: Some(crate::fix::meta::plan_duplicate),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

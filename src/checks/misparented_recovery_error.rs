@@ -3,7 +3,7 @@
 //! (servers before #4488), so the agent's branch holds a tool result without
 //! its call.
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::store::ParentRef;
 
 pub struct MisparentedRecoveryError;
@@ -27,7 +27,13 @@ pub struct Misparented {
     pub safe: bool,
 }
 
-pub fn find(ctx: &Ctx) -> Vec<Misparented> {
+/// The analysis, computed once per conversation (shared by the check, the
+/// report and the repair).
+pub fn find<'c>(ctx: &'c Ctx) -> &'c [Misparented] {
+    ctx.shared.misparented.get_or_init(|| compute(ctx))
+}
+
+fn compute(ctx: &Ctx) -> Vec<Misparented> {
     let r = &ctx.reader;
     let n = r.len();
     let mut out = Vec::new();
@@ -104,6 +110,15 @@ Repair
   Set the error's `parent_id` to its ActionEvent (what #4488 does), when
   exactly one ActionEvent has that `tool_call_id` and nothing else answered
   it. Only that value changes."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "set the crash-recovery AgentErrorEvent's `parent_id` to the ActionEvent with the same `tool_call_id` (#4488)",
+            guards: "exactly one ActionEvent has that `tool_call_id`, before the error; nothing else answered it",
+            planner: Some(crate::fix::recovery_error::plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

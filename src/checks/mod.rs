@@ -73,7 +73,10 @@ pub struct Finding {
     /// Path relative to the conversation folder (`events/` for the folder).
     pub file: String,
     pub message: String,
-    /// Whether `convo-doctor repair` can fix it.
+    /// Whether `convo-doctor repair` fixes it without further consent: the
+    /// check declares a safe [`Repair`]. A check may narrow it per finding
+    /// with [`Finding::fixable`]; unsafe repairs (`--unsafe-fixes`) are not
+    /// counted here.
     pub fixable: bool,
 }
 
@@ -89,7 +92,7 @@ impl Finding {
             severity,
             file: file.into(),
             message,
-            fixable: false,
+            fixable: find(check).is_some_and(|c| c.repair().applicability == Applicability::Safe),
         }
     }
 
@@ -112,6 +115,18 @@ pub struct Ctx<'a> {
     /// Every secret of this conversation (the output layer's redactor),
     /// applied early where a message clips a value (see [`Ctx::quote`]).
     pub redactor: Redactor,
+    /// Analyses several checks and repairs share, computed once per
+    /// conversation on first use.
+    pub(crate) shared: Shared,
+}
+
+/// The shared analyses (false roots, head lag, misparented errors): each
+/// computed at most once per [`Ctx`], whoever asks first.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pub false_roots: std::cell::OnceCell<Vec<false_root::FalseRoot>>,
+    pub head_lag: std::cell::OnceCell<Option<head_lag::Lag>>,
+    pub misparented: std::cell::OnceCell<Vec<misparented_recovery_error::Misparented>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -136,6 +151,7 @@ impl<'a> Ctx<'a> {
             version_given: false,
             now: SystemTime::now(),
             redactor,
+            shared: Shared::default(),
         }
     }
 
@@ -169,6 +185,62 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// How far a check's repair can be trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applicability {
+    /// Nothing the agent saw is lost (re-links, renumbering, meta sync):
+    /// `repair` applies it.
+    Safe,
+    /// The agent loses sight of something (a quarantined event, a guess):
+    /// applied only with `--unsafe-fixes`; listed otherwise.
+    Unsafe,
+    /// No automatic repair; the declaration says why.
+    Manual,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+            Applicability::Manual => "manual",
+        }
+    }
+}
+
+/// Plans a check's repair: reads the context, adds edits (or moves) to the
+/// plan, or leaves a finding with the reason.
+pub type Planner =
+    fn(&Ctx, &crate::fix::RepairOptions, &mut crate::fix::Edits, &mut crate::fix::Plan);
+
+/// The repair a check proposes, declared once next to its id and text:
+/// `repair` dispatches from it, and docs/repair.md's table and
+/// `repair --help` are generated from it.
+#[derive(Clone, Copy)]
+pub struct Repair {
+    pub applicability: Applicability,
+    /// What the repair does (safe, unsafe), or why there is none (manual).
+    pub what: &'static str,
+    /// When it applies (the guards), for the docs; empty when manual.
+    pub guards: &'static str,
+    pub planner: Option<Planner>,
+}
+
+impl Repair {
+    /// The default: no automatic repair.
+    pub const NONE: Repair = Repair::manual("no repair");
+
+    pub const fn manual(why: &'static str) -> Repair {
+        Repair {
+            applicability: Applicability::Manual,
+            what: why,
+            guards: "",
+            planner: None,
+        }
+    }
+}
+
 /// A check. Implementations live one per file in this module.
 pub trait Check: Sync {
     /// Stable kebab-case id; scripts depend on it.
@@ -177,6 +249,10 @@ pub trait Check: Sync {
     fn summary(&self) -> &'static str;
     /// The long explanation `convo-doctor explain <id>` prints.
     fn explain(&self) -> &'static str;
+    /// The repair this check proposes (default: none, manual).
+    fn repair(&self) -> Repair {
+        Repair::NONE
+    }
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>);
 }
 

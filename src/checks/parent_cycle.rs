@@ -1,6 +1,6 @@
 //! `parent-cycle`: following `parent_id`s comes back to where it started.
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
 
 pub struct ParentCycle;
@@ -26,6 +26,10 @@ Why it matters
 
 Repair
   None automatic: which link is wrong cannot be decided from disk alone."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("which link is wrong cannot be decided from disk alone")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `plaintext-secret`: a credential stored in the clear.
 
-use super::{plural, Check, Ctx, Finding, Severity};
+use super::{plural, Check, Ctx, Finding, Repair, Severity};
 use crate::secrets::{credential_slots, secret_form, SecretForm};
 
 pub struct PlaintextSecret;
@@ -35,6 +35,10 @@ Output
 
 Repair
   None automatic (re-encrypting needs the server's key)."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("re-encrypting needs the server's key")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `stale-leaf`: base_state.json's `leaf_event_id` names no event in the log.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
 
 pub struct StaleLeaf;
@@ -26,8 +26,18 @@ Why it matters
   conversation does not load at all.
 
 Repair
-  None automatic yet (pointing the HEAD at the newest real event is safe only
-  when the log has a single branch)."
+  Unsafe (only with `repair --unsafe-fixes`): point the HEAD at the last real
+  event of the log. With several branches that may be another branch than
+  the one the HEAD was on."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD",
+            guards: "the HEAD's id is in no file at all (one beyond a gap or in a lost duplicate is left to those repairs); unsafe because with several branches it may pick another one",
+            planner: Some(crate::fix::guess::plan_stale_leaf),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::live_lease::model_state;
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::lease::Lease;
 
 pub struct StaleRunning;
@@ -35,6 +35,10 @@ Why it matters
 Repair
   None needed: the server's own recovery handles it. Do not edit
   execution_status by hand."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("none needed: the server's own recovery handles it")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,7 +1,7 @@
 //! `unknown-field`: an event carries a key the selected release's model of
 //! that kind does not have. Events forbid extra keys, so the SDK refuses it.
 
-use super::{ix, Check, Ctx, Finding};
+use super::{ix, Check, Ctx, Finding, Repair};
 use crate::view::ReadError;
 
 pub struct UnknownField;
@@ -34,6 +34,10 @@ Why it matters
 Repair
   None: run a server at least as new as the one that wrote the
   conversation. `--server-version` selects the release whose fields apply."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual("run a server at least as new as the one that wrote the conversation")
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,7 +1,7 @@
 //! `unknown-kind`: an event whose `kind` (or nested `action.kind` /
 //! `observation.kind`) the SDK of the selected version does not know.
 
-use super::{ix, Check, Ctx, Finding};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair};
 use crate::view::ReadError;
 
 pub struct UnknownKind;
@@ -41,9 +41,19 @@ Why it matters
   Elsewhere the UI skips it (warning).
 
 Repair
-  None automatic. Make the kind importable on the server (install the custom
-  tool's module), or restore from a backup. `--server-version` selects which
+  Best: make the kind importable on the server (install the custom tool's
+  module). Otherwise, unsafe (only with `repair --unsafe-fixes`): quarantine
+  the event as for `unreadable-event`. `--server-version` selects which
   release's kinds are used."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "quarantine the event (as for `unreadable-event`); the better fix is to make the kind importable on the server",
+            guards: "as for `unreadable-event`",
+            planner: Some(crate::fix::quarantine::plan_unreadable),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,7 +1,7 @@
 //! `unreadable-event`: an event file the SDK cannot read (empty, truncated,
 //! not UTF-8, not a JSON object, no `kind`, a mistyped field, not a file).
 
-use super::{ix, Check, Ctx, Finding, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::{LoadError, ReadError};
 
 pub struct UnreadableEvent;
@@ -32,8 +32,23 @@ Why it matters
   UI skips it and its content is simply not shown (warning).
 
 Repair
-  None automatic: the content of a broken event cannot be invented. Restore
-  the file from a backup if there is one."
+  Unsafe (only with `repair --unsafe-fixes`): quarantine. The file is moved
+  into the run's backup (never deleted), the files after it are renumbered
+  (renames only), the event whose parent it was is re-linked to the nearest
+  readable event before it, and the HEAD moves off it if it was the HEAD.
+  An observation whose tool call nothing else answers is replaced, in its
+  slot, by the AgentErrorEvent the agent-server writes after a crash, so the
+  call is not run again on resume. The content of a broken event cannot be
+  invented: restore the file from a backup instead if there is one."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "quarantine: move the event file into the run's backup, renumber the files after it (renames only), re-link the event whose parent it was to the nearest kept event before it, move the HEAD off it if it was the HEAD; when it followed an ActionEvent that nothing else answers, put an AgentErrorEvent with that `tool_call_id` in its slot (as the agent-server does after a crash) so the call is not run again",
+            guards: "an event file in the contiguous log (not beyond a gap), not index 0; unsafe because the agent loses sight of that event",
+            planner: Some(crate::fix::quarantine::plan_unreadable),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `unreadable-state`: base_state.json or meta.json missing, empty or invalid.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::store::{Doc, Unreadable};
 use crate::view::LoadError;
 
@@ -33,6 +33,12 @@ Why it matters
 Repair
   None automatic. Never delete meta.json while base_state.json is broken: its
   `agent` may be the last copy."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "the state cannot be invented; never delete meta.json while base_state.json is broken",
+        )
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -11,11 +11,8 @@ use crate::render;
 use crate::store::discover::discover;
 
 pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
-    if args.accept_ambiguous && args.only != ["false-root"] {
-        render::error(
-            "--accept-ambiguous needs `--only false-root`: it is consent for that one repair",
-        );
-        return ExitStatus::Error;
+    if args.accept_ambiguous {
+        render::note("warning: --accept-ambiguous is deprecated: it now means --unsafe-fixes");
     }
     let selected = match selection(&args.only, &[]) {
         Ok(s) => s,
@@ -27,7 +24,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let opts = RepairOptions {
         server_version: args.server_version,
         selected: &selected,
-        accept_ambiguous: args.accept_ambiguous,
+        unsafe_fixes: args.unsafe_fixes || args.accept_ambiguous,
     };
     let backup_root = match (&args.backup_dir, args.dry_run) {
         (Some(d), _) => Some(d.clone()),
@@ -48,6 +45,8 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let mut status = ExitStatus::Success;
     let mut remaining_bad = false;
     let mut refused = false;
+    let mut unsafe_pending = false;
+    let mut unsafe_listed = 0;
     for path in &args.paths {
         let found = match discover(path) {
             Ok(f) => f,
@@ -84,8 +83,10 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
                 failed += 1;
             }
             let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
+            unsafe_pending |= plan.unsafe_pending();
+            unsafe_listed += plan.left.iter().filter(|l| l.needs_unsafe).count();
             if ok {
-                files += plan.edits.len();
+                files += plan.edits.len() + plan.moves.len() + plan.creates.len();
                 conversations += 1;
             }
             let remaining: &[crate::checks::Finding] = if ok {
@@ -122,10 +123,13 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     if let Err(e) = render::repair::finish(
         &mut w,
         args.dry_run,
-        files,
-        conversations,
-        failed,
-        left_total,
+        render::repair::Totals {
+            files,
+            conversations,
+            failed,
+            left: left_total,
+            unsafe_listed,
+        },
         run_info.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
     ) {
         return broken_pipe_or_error(e);
@@ -135,7 +139,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     }
     if args.dry_run {
         // a refused repair is work pending too, only blocked
-        return if files > 0 || refused {
+        return if files > 0 || refused || unsafe_pending {
             ExitStatus::Findings
         } else {
             ExitStatus::Success
@@ -143,7 +147,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     }
     // a refused repair (live lease, held lock, failed proof) leaves work
     // undone even when only info findings remain: docs/repair.md says 1
-    if remaining_bad || failed > 0 || refused {
+    if remaining_bad || failed > 0 || refused || unsafe_pending {
         ExitStatus::Findings
     } else {
         ExitStatus::Success

@@ -9,14 +9,15 @@ const CHECK: &str = "false-root";
 pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
     for fr in false_root::find(ctx) {
         let rel = ctx.event_path(fr.root);
-        if !fr.confirmed && !opts.accept_ambiguous {
-            plan.leave(
+        if !fr.confirmed && !opts.unsafe_fixes {
+            plan.leave_unsafe(
                 CHECK,
                 rel,
                 format!(
-                    "probable, not certain ({}): a deliberate navigate_to(None) can look the same; \
-                     repair it only if you know it was not deliberate, with \
-                     `--only false-root --accept-ambiguous`",
+                    "re-link event {} to event {}; it is probable, not certain ({}): a deliberate \
+                     navigate_to(None) can look the same, so use the flag only if you know it was not deliberate",
+                    ix(fr.root),
+                    ix(fr.relink_to),
                     fr.doubts.join("; ")
                 ),
             );

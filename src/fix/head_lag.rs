@@ -2,13 +2,13 @@
 
 use serde_json::Value;
 
-use super::{Edits, Op, Plan};
+use super::{Edits, Op, Plan, RepairOptions};
 use crate::checks::{head_lag, ix, Ctx};
 
 const CHECK: &str = "head-lag";
 const REL: &str = "base_state.json";
 
-pub fn plan(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
+pub fn plan(ctx: &Ctx, _opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
     let Some(lag) = head_lag::find(ctx) else {
         return;
     };

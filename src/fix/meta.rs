@@ -41,6 +41,14 @@ fn only_copies(meta: &Value, base: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `meta-duplicate`'s planner: the same pass as `meta-divergence` (one
+/// rewrite of meta.json), run here only when that check is not selected.
+pub fn plan_duplicate(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, out: &mut Plan) {
+    if !(opts.selected)("meta-divergence") {
+        self::plan(ctx, opts, edits, out);
+    }
+}
+
 pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
     let Some(meta) = ctx.conv.meta.value() else {
         return;

@@ -5,10 +5,12 @@
 //! there. Applying re-checks everything under the SDK's own lock (persist.rs).
 
 pub mod false_root;
+pub mod guess;
 pub mod head_lag;
 pub mod meta;
 pub mod patch;
 pub mod persist;
+pub mod quarantine;
 pub mod recovery_error;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +49,35 @@ pub struct Left {
     pub check: &'static str,
     pub file: String,
     pub why: String,
+    /// An unsafe repair exists and `--unsafe-fixes` would make it.
+    pub needs_unsafe: bool,
+}
+
+/// A new file: path relative to the conversation folder, its bytes, the
+/// file whose owner, group and mode it takes, and what it is.
+#[derive(Debug, Clone)]
+pub struct Create {
+    pub rel: String,
+    pub bytes: Vec<u8>,
+    pub like: String,
+    pub checks: Vec<&'static str>,
+    pub what: String,
+}
+
+/// A planned move of one file of `events/`: a rename inside `events/`
+/// (renumbering; the bytes stay as they are, apart from a planned edit of
+/// the same file), or a quarantine (the file leaves the conversation for the
+/// run's backup).
+#[derive(Debug, Clone)]
+pub struct Move {
+    /// Path relative to the conversation folder (the original name).
+    pub rel: String,
+    /// The new path (relative), or `None`: quarantined into the backup.
+    pub to: Option<String>,
+    /// The bytes read when planning (checked again under the locks).
+    pub bytes: Vec<u8>,
+    pub checks: Vec<&'static str>,
+    pub what: String,
 }
 
 #[derive(Debug)]
@@ -54,6 +85,11 @@ pub struct Plan {
     pub dir: PathBuf,
     pub display: String,
     pub edits: Vec<Edit>,
+    /// Renames and quarantines of event files (applied after the edits).
+    pub moves: Vec<Move>,
+    /// New event files (an AgentErrorEvent answering a tool call whose
+    /// observation was quarantined), applied after the quarantines.
+    pub creates: Vec<Create>,
     pub left: Vec<Left>,
     /// Set when nothing may be written to this conversation, with the reason.
     pub refused: Option<String>,
@@ -67,7 +103,21 @@ pub struct Plan {
 
 impl Plan {
     pub fn has_changes(&self) -> bool {
-        self.refused.is_none() && !self.edits.is_empty()
+        self.refused.is_none()
+            && (!self.edits.is_empty() || !self.moves.is_empty() || !self.creates.is_empty())
+    }
+
+    /// Unsafe repairs left out because `--unsafe-fixes` was not given.
+    pub fn unsafe_pending(&self) -> bool {
+        self.left.iter().any(|l| l.needs_unsafe)
+    }
+
+    /// The final name of `rel` once the moves are made (`None`: quarantined).
+    pub fn renamed(&self, rel: &str) -> Option<String> {
+        match self.moves.iter().find(|m| m.rel == rel) {
+            Some(m) => m.to.clone(),
+            None => Some(rel.to_string()),
+        }
     }
 
     /// Findings that remain once the plan is applied (or now, if refused).
@@ -84,8 +134,9 @@ pub struct RepairOptions<'a> {
     /// newest release, and the mode that is safe for every server).
     pub server_version: Option<Version>,
     pub selected: &'a dyn Fn(&str) -> bool,
-    /// Repair false roots that are only probable (needs `--only false-root`).
-    pub accept_ambiguous: bool,
+    /// Consent to unsafe repairs (`--unsafe-fixes`): quarantines, probable
+    /// false roots.
+    pub unsafe_fixes: bool,
 }
 
 impl RepairOptions<'_> {
@@ -104,6 +155,11 @@ pub enum Op {
 pub struct Edits {
     dir: PathBuf,
     pub edits: Vec<Edit>,
+    /// Event files to quarantine (positions in `conv.events.files`), with
+    /// the check that asks and why.
+    pub quarantine: Vec<(usize, &'static str, String)>,
+    /// Close the index gap (the check that asks).
+    pub close_gap: Option<&'static str>,
 }
 
 impl Edits {
@@ -111,6 +167,8 @@ impl Edits {
         Edits {
             dir: dir.to_path_buf(),
             edits: Vec::new(),
+            quarantine: Vec::new(),
+            close_gap: None,
         }
     }
 
@@ -187,6 +245,26 @@ impl Plan {
             check,
             file: file.into(),
             why: why.into(),
+            needs_unsafe: false,
+        });
+    }
+
+    /// Record an unsafe repair that `--unsafe-fixes` would make.
+    pub fn leave_unsafe(
+        &mut self,
+        check: &'static str,
+        file: impl Into<String>,
+        would: impl Into<String>,
+    ) {
+        let file = file.into();
+        if self.left.iter().any(|l| l.check == check && l.file == file) {
+            return; // two checks share a planner (unreadable-event, unknown-kind)
+        }
+        self.left.push(Left {
+            check,
+            file,
+            why: format!("with --unsafe-fixes: {}", would.into()),
+            needs_unsafe: true,
         });
     }
 }
@@ -224,11 +302,13 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         selected: &all,
         event_list: false,
     };
-    let before = report::analyze_loaded(&conv, display.clone(), &report_opts);
+    let before = report::analyze_ctx(&ctx, display.clone(), &report_opts);
     let mut plan = Plan {
         dir: dir.to_path_buf(),
         display,
         edits: Vec::new(),
+        moves: Vec::new(),
+        creates: Vec::new(),
         left: Vec::new(),
         refused: None,
         notes: Vec::new(),
@@ -252,20 +332,18 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         return plan;
     }
     let mut edits = Edits::new(dir);
-    if (opts.selected)("false-root") {
-        false_root::plan(&ctx, opts, &mut edits, &mut plan);
+    // Each check declares its repair (checks::Repair); dispatch from that.
+    for check in checks::REGISTRY {
+        if let Some(planner) = check.repair().planner {
+            if (opts.selected)(check.id()) {
+                planner(&ctx, opts, &mut edits, &mut plan);
+            }
+        }
     }
-    if (opts.selected)("head-lag") {
-        head_lag::plan(&ctx, &mut edits, &mut plan);
-    }
-    if (opts.selected)("misparented-recovery-error") {
-        recovery_error::plan(&ctx, &mut edits, &mut plan);
-    }
-    if (opts.selected)("meta-divergence") || (opts.selected)("meta-duplicate") {
-        meta::plan(&ctx, opts, &mut edits, &mut plan);
-    }
+    // Quarantines and gap closing become one renumbering of events/.
+    quarantine::finish(&ctx, &mut edits, &mut plan);
     plan.edits = edits.edits;
-    if !plan.edits.is_empty() {
+    if plan.has_changes() {
         persist::pause_point("before-proof");
         verify_in_memory(&mut plan, version);
         // The proof read the folder again: if it saw a writer, or the folder
@@ -286,42 +364,88 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     plan
 }
 
+/// The planned result as an overlay: each edited file's new bytes under its
+/// final name, every moved file gone from its old name.
+fn overlay(plan: &Plan) -> Overlay {
+    let mut o = Overlay::new();
+    for m in &plan.moves {
+        o.gone.insert(m.rel.clone());
+        if let Some(to) = &m.to {
+            o.files.insert(to.clone(), m.bytes.clone());
+        }
+    }
+    for e in &plan.edits {
+        if let Some(to) = plan.renamed(&e.rel) {
+            o.files.insert(to, e.after.clone());
+        }
+    }
+    for c in &plan.creates {
+        o.files.insert(c.rel.clone(), c.bytes.clone());
+    }
+    o
+}
+
 /// Diagnose the planned result in memory: refuse the whole plan if it would
-/// introduce an error, or if a finding it claims to fix is still there.
+/// introduce an error, or if a finding it claims to fix is still there, or
+/// if a view shrinks by more than the events it quarantines.
 fn verify_in_memory(plan: &mut Plan, version: Version) {
-    let overlay: Overlay = plan
-        .edits
-        .iter()
-        .map(|e| (e.rel.clone(), e.after.clone()))
-        .collect();
+    let overlay = overlay(plan);
     let after = diagnose_with(&plan.dir, &plan.display, version, &overlay);
-    for f in &after.findings {
-        let new_error =
-            f.severity == Severity::Error
-                && !plan.before.findings.iter().any(|b| {
-                    b.check == f.check && b.file == f.file && b.severity == Severity::Error
-                });
+    // Findings of the result name files by their new names: compare them
+    // with the findings before under the original names.
+    let original = |file: &str| -> String {
+        plan.moves
+            .iter()
+            .find(|m| m.to.as_deref() == Some(file))
+            .map(|m| m.rel.clone())
+            .unwrap_or_else(|| file.to_string())
+    };
+    let after_orig: Vec<(&'static str, String, Severity, String)> = after
+        .findings
+        .iter()
+        .map(|f| (f.check, original(&f.file), f.severity, f.message.clone()))
+        .collect();
+    for (check, file, sev, message) in &after_orig {
+        let new_error = *sev == Severity::Error
+            && !plan
+                .before
+                .findings
+                .iter()
+                .any(|b| b.check == *check && &b.file == file && b.severity == Severity::Error);
         if new_error {
             plan.refused = Some(format!(
-                "the repair would introduce a new error ({}: {}); nothing was changed",
-                f.check, f.message
+                "the repair would introduce a new error ({check}: {message}); nothing was changed"
             ));
         }
     }
     // Each edit must clear findings of the checks it serves on its file,
     // and leave none that were not there before (some, like differing
-    // secret names, are left to a human on purpose).
+    // secret names, are left to a human on purpose). A re-link made for a
+    // quarantine serves a file that had no finding: it must just add none.
+    // (Messages name indices, which renumbering changes: with moves, only
+    // the counts are compared.)
+    let renumbered = !plan.moves.is_empty();
     for e in &plan.edits {
         for &c in &e.checks {
-            let of = |r: &ConversationReport| -> Vec<String> {
-                r.findings
-                    .iter()
-                    .filter(|f| f.check == c && f.file == e.rel)
-                    .map(|f| f.message.clone())
-                    .collect()
+            let was: Vec<String> = plan
+                .before
+                .findings
+                .iter()
+                .filter(|f| f.check == c && f.file == e.rel)
+                .map(|f| f.message.clone())
+                .collect();
+            let now: Vec<String> = after_orig
+                .iter()
+                .filter(|(check, file, _, _)| *check == c && *file == e.rel)
+                .map(|(_, _, _, m)| m.clone())
+                .collect();
+            let cleared = was.is_empty() || now.len() < was.len();
+            let added = if renumbered {
+                now.len() > was.len()
+            } else {
+                now.iter().any(|m| !was.contains(m))
             };
-            let (was, now) = (of(&plan.before), of(&after));
-            if now.len() >= was.len() || now.iter().any(|m| !was.contains(m)) {
+            if !cleared || added {
                 plan.refused = Some(format!(
                     "the planned change to {} does not clear `{c}`; nothing was changed",
                     e.rel
@@ -329,12 +453,36 @@ fn verify_in_memory(plan: &mut Plan, version: Version) {
             }
         }
     }
+    // A quarantined file must leave no finding behind under its name.
+    for m in plan.moves.iter().filter(|m| m.to.is_none()) {
+        if after_orig.iter().any(|(_, file, _, _)| *file == m.rel) {
+            plan.refused = Some(format!(
+                "{} would still be reported after its quarantine; nothing was changed",
+                m.rel
+            ));
+        }
+    }
+    // No view may shrink, except by exactly the quarantined events that
+    // were in it.
+    let allowed = plan
+        .moves
+        .iter()
+        .filter(|m| m.to.is_none())
+        .filter_map(|m| m.rel.strip_prefix("events/"))
+        .filter(|n| crate::store::event::parse_event_name(n, true).is_some())
+        .count();
     if let (Some(b), Some(a)) = (plan.before.events.agent_view, after.events.agent_view) {
-        if a < b {
+        if a + allowed < b {
             plan.refused = Some(format!(
                 "the repair would shrink the agent's view from {b} to {a} events; nothing was changed"
             ));
         }
+    }
+    let (b, a) = (plan.before.events.ui_view, after.events.ui_view);
+    if a + allowed < b {
+        plan.refused = Some(format!(
+            "the repair would shrink the UI's view from {b} to {a} events; nothing was changed"
+        ));
     }
     for e in &plan.edits {
         if let Ok(v) = serde_json::from_slice(&e.after) {
@@ -356,6 +504,7 @@ fn unfixed(plan: &Plan) -> Vec<Left> {
         .filter(|f| f.severity >= Severity::Warning)
         .filter(|f| !already.contains(&(f.check, f.file.as_str())))
         .map(|f| Left {
+            needs_unsafe: false,
             check: f.check,
             file: f.file.clone(),
             // A finding the refused plan would have fixed points at the
@@ -372,4 +521,84 @@ fn unfixed(plan: &Plan) -> Vec<Left> {
             },
         })
         .collect()
+}
+
+/// Wrap `text` at `width` columns, every line after the first indented by
+/// `indent` spaces.
+fn wrap(text: &str, width: usize, indent: usize) -> String {
+    let mut out = String::new();
+    let mut col = 0;
+    for word in text.split_whitespace() {
+        if col > indent && col + 1 + word.len() > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            col = indent;
+        } else if col > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += word.len();
+    }
+    out
+}
+
+/// The repairs as `repair --help` lists them, generated from each check's
+/// declared [`checks::Repair`], followed by `tail`.
+pub fn help_text(tail: &str) -> String {
+    let mut out = String::from("Repairs (safe: always; unsafe: with --unsafe-fixes):\n");
+    for want in [checks::Applicability::Safe, checks::Applicability::Unsafe] {
+        for c in checks::REGISTRY {
+            let r = c.repair();
+            if r.applicability == want {
+                let line = format!("  {:<7}{}: {}", want.as_str(), c.id(), r.what);
+                out.push_str(&wrap(&line, 79, 9));
+                out.push('\n');
+            }
+        }
+    }
+    let manual: Vec<&str> = checks::REGISTRY
+        .iter()
+        .filter(|c| c.repair().applicability == checks::Applicability::Manual)
+        .map(|c| c.id())
+        .collect();
+    let line = format!(
+        "  manual {} (`convo-doctor explain ID` says why)",
+        manual.join(", ")
+    );
+    out.push_str(&wrap(&line, 79, 9));
+    out.push_str("\n\n");
+    out.push_str(tail);
+    out
+}
+
+/// The repair tables of docs/repair.md, generated from each check's
+/// declared [`checks::Repair`] (tests/docs.rs fails when they drift).
+pub fn repair_markdown() -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut out = String::from(
+        "| check | applicability | repair | guards (all must hold) |\n|---|---|---|---|\n",
+    );
+    for want in [checks::Applicability::Safe, checks::Applicability::Unsafe] {
+        for c in checks::REGISTRY {
+            let r = c.repair();
+            if r.applicability == want {
+                out.push_str(&format!(
+                    "| `{}` | {} | {} | {} |\n",
+                    c.id(),
+                    want.as_str(),
+                    esc(r.what),
+                    esc(r.guards)
+                ));
+            }
+        }
+    }
+    out.push_str("\nNo automatic repair (manual):\n\n| check | why |\n|---|---|\n");
+    for c in checks::REGISTRY {
+        let r = c.repair();
+        if r.applicability == checks::Applicability::Manual {
+            out.push_str(&format!("| `{}` | {} |\n", c.id(), esc(r.what)));
+        }
+    }
+    out
 }

@@ -103,6 +103,18 @@ pub struct ManifestEntry {
     pub conversation_dev: Option<u64>,
     #[serde(default)]
     pub conversation_ino: Option<u64>,
+    /// The file's name after the repair, when it was renamed (renumbering;
+    /// relative to the conversation folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
+    /// The file was moved into this backup (quarantine): the backup copy is
+    /// the only copy; `sha256_after` is empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quarantined: bool,
+    /// The repair created this file (an answer to a tool call): `undo`
+    /// removes it if it still holds `sha256_after`; `sha256_before` is empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize, Default)]
@@ -630,6 +642,14 @@ impl Run {
         write_at(&self.fd, "manifest.json", text.as_bytes(), None, false)
     }
 
+    /// Read a backup copy of this run back.
+    fn read_back(&self, rel: &str) -> Result<Vec<u8>, String> {
+        let (dir, name) = open_parent(&self.fd, rel).map_err(|e| e.to_string())?;
+        read_at(&dir, &name)
+            .map(|(b, _)| b)
+            .map_err(|e| e.to_string())
+    }
+
     /// Write a backup copy at `rel` (below the run folder), making private
     /// folders on the way.
     fn backup(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
@@ -691,6 +711,48 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         }
         staged.push((e, dir, name, owner));
     }
+    // Moves: each file must still hold the bytes planned, have one link,
+    // and its new name must be free.
+    let mut moves = Vec::new();
+    for m in &plan.moves {
+        let (dir, name) = open_parent(&conv, &m.rel).map_err(|err| format!("{}: {err}", m.rel))?;
+        let (now, st) = read_at(&dir, &name).map_err(|err| format!("{}: {err}", m.rel))?;
+        if now != m.bytes {
+            return Err(format!(
+                "{} changed since it was read; nothing was changed",
+                m.rel
+            ));
+        }
+        if st.st_nlink != 1 {
+            return Err(format!(
+                "{} has {} hard links; refusing to move one of them; nothing was changed",
+                m.rel, st.st_nlink
+            ));
+        }
+        let owner = Owner::of(&st);
+        if euid() != 0 && owner.uid != euid() {
+            return Err(format!(
+                "{} is owned by uid {}: only root can move it and restore it with its owner; nothing was changed",
+                m.rel, owner.uid
+            ));
+        }
+        let to_name = match &m.to {
+            Some(to) => {
+                let (tdir, tname) = open_parent(&conv, to).map_err(|err| format!("{to}: {err}"))?;
+                let (a, b) = (rfs::fstat(&tdir), rfs::fstat(&dir));
+                let same = matches!((a, b), (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino));
+                if !same {
+                    return Err(format!("{to} is not in the folder of {}", m.rel));
+                }
+                if rfs::statat(&dir, tname.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+                    return Err(format!("{to} already exists; nothing was changed"));
+                }
+                Some(tname)
+            }
+            None => None,
+        };
+        moves.push((m, dir, name, to_name, owner));
+    }
     // Backups and manifest first.
     for (e, _, _, owner) in &staged {
         let backup = format!("{ordinal:04}/{}", e.rel);
@@ -709,7 +771,87 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             gid: Some(owner.gid),
             conversation_dev: Some(cst.st_dev),
             conversation_ino: Some(cst.st_ino),
+            renamed_to: plan
+                .moves
+                .iter()
+                .find(|m| m.rel == e.rel)
+                .and_then(|m| m.to.clone()),
+            quarantined: false,
+            created: false,
         });
+    }
+    for (m, _, _, _, owner) in &moves {
+        let backup = format!("{ordinal:04}/{}", m.rel);
+        run.backup(&backup, &m.bytes)
+            .map_err(|err| format!("backup of {}: {err}", m.rel))?;
+        // a file both edited and renamed has one entry (above)
+        if staged.iter().any(|(e, ..)| e.rel == m.rel) {
+            continue;
+        }
+        let sha = sha256(&m.bytes);
+        run.manifest.files.push(ManifestEntry {
+            conversation: abs.clone(),
+            file: m.rel.clone(),
+            backup,
+            sha256_before: sha.clone(),
+            sha256_after: if m.to.is_some() { sha } else { String::new() },
+            checks: m.checks.iter().map(|c| c.to_string()).collect(),
+            time: utc(SystemTime::now()).0,
+            mode: owner.mode,
+            uid: Some(owner.uid),
+            gid: Some(owner.gid),
+            conversation_dev: Some(cst.st_dev),
+            conversation_ino: Some(cst.st_ino),
+            renamed_to: m.to.clone(),
+            quarantined: m.to.is_none(),
+            created: false,
+        });
+    }
+    // New files: the name must be free; owner, group and mode are those of
+    // the file whose slot it takes.
+    let mut creates = Vec::new();
+    for c in &plan.creates {
+        let (dir, name) = open_parent(&conv, &c.rel).map_err(|err| format!("{}: {err}", c.rel))?;
+        if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+            return Err(format!("{} already exists; nothing was changed", c.rel));
+        }
+        let owner = moves
+            .iter()
+            .find(|(m, ..)| m.rel == c.like)
+            .map(|(.., o)| *o)
+            .ok_or_else(|| format!("{}: no file to take the owner and mode from", c.rel))?;
+        run.manifest.files.push(ManifestEntry {
+            conversation: abs.clone(),
+            file: c.rel.clone(),
+            backup: String::new(),
+            sha256_before: String::new(),
+            sha256_after: sha256(&c.bytes),
+            checks: c.checks.iter().map(|c| c.to_string()).collect(),
+            time: utc(SystemTime::now()).0,
+            mode: owner.mode,
+            uid: Some(owner.uid),
+            gid: Some(owner.gid),
+            conversation_dev: Some(cst.st_dev),
+            conversation_ino: Some(cst.st_ino),
+            renamed_to: None,
+            quarantined: false,
+            created: true,
+        });
+        creates.push((c, dir, name, owner));
+    }
+    // every quarantined file's backup copy must read back as its bytes
+    // before the original leaves the conversation
+    for (m, ..) in moves.iter().filter(|(m, ..)| m.to.is_none()) {
+        let rel = format!("{ordinal:04}/{}", m.rel);
+        match run.read_back(&rel) {
+            Ok(b) if b == m.bytes => {}
+            _ => {
+                return Err(format!(
+                    "the backup copy of {} does not read back; nothing was changed",
+                    m.rel
+                ))
+            }
+        }
     }
     run.save_manifest()
         .map_err(|e| format!("cannot write the backup manifest: {e}"))?;
@@ -737,6 +879,62 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         still_at(dir, &abs, &parts[..parts.len() - 1])
             .map_err(|why| format!("{}: {why}", e.rel))?;
         done.push(e.rel.clone());
+    }
+    // Quarantines (their verified copies are in the backup), then renames
+    // in ascending new index, never replacing a file.
+    for (m, dir, name, to, _) in &moves {
+        let parts = components(&m.rel)?;
+        match to {
+            None => {
+                rfs::unlinkat(dir, name.as_str(), AtFlags::empty())
+                    .map_err(|err| format!("moving {} out: {err}", m.rel))?;
+                crash_point("after-quarantine");
+            }
+            Some(to) => {
+                rfs::renameat_with(
+                    dir,
+                    name.as_str(),
+                    dir,
+                    to.as_str(),
+                    rfs::RenameFlags::NOREPLACE,
+                )
+                .map_err(|err| format!("renaming {}: {err}", m.rel))?;
+                crash_point("after-rename");
+                let (back, _) =
+                    read_at(dir, to).map_err(|err| format!("re-reading {to}: {err}"))?;
+                let want = plan
+                    .edits
+                    .iter()
+                    .find(|e| e.rel == m.rel)
+                    .map(|e| &e.after)
+                    .unwrap_or(&m.bytes);
+                if &back != want {
+                    return Err(format!(
+                        "{to} does not hold the planned bytes after the rename"
+                    ));
+                }
+            }
+        }
+        rfs::fsync(dir).map_err(|err| format!("syncing events/: {err}"))?;
+        still_at(dir, &abs, &parts[..parts.len() - 1])
+            .map_err(|why| format!("{}: {why}", m.rel))?;
+        done.push(m.rel.clone());
+    }
+    for (c, dir, name, owner) in &creates {
+        if rfs::statat(dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+            return Err(format!("{} appeared while repairing", c.rel));
+        }
+        write_at(dir, name, &c.bytes, Some(*owner), true)
+            .map_err(|err| format!("writing {}: {err}", c.rel))?;
+        let (back, st) =
+            read_at(dir, name).map_err(|err| format!("re-reading {}: {err}", c.rel))?;
+        if back != c.bytes || Owner::of(&st) != *owner {
+            return Err(format!(
+                "{} does not hold the planned bytes and owner",
+                c.rel
+            ));
+        }
+        done.push(c.rel.clone());
     }
     Ok(done)
 }
@@ -793,11 +991,16 @@ pub fn load_run(root: &Path, run_id: &str) -> Result<(RunDir, Manifest), String>
 
 /// Restore every file of a run whose bytes are still what the repair wrote.
 pub fn undo(run: &RunDir, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)> {
-    manifest
+    // in reverse: renames (made in ascending order) are undone in
+    // descending order, then quarantined files come back, then edits
+    let mut out: Vec<_> = manifest
         .files
         .iter()
+        .rev()
         .map(|e| (e.clone(), restore_one(run, e)))
-        .collect()
+        .collect();
+    out.reverse();
+    out
 }
 
 /// A file a repair may have written: `base_state.json`, `meta.json`, or an
@@ -806,10 +1009,19 @@ fn repairable_file(rel: &str) -> bool {
     match rel.split_once('/') {
         None => rel == "meta.json" || rel == "base_state.json",
         Some(("events", name)) => {
-            !name.contains('/') && crate::store::event::parse_event_name(name, true).is_some()
+            !name.contains('/')
+                && (crate::store::event::parse_event_name(name, true).is_some()
+                    || is_count_marker(name))
         }
         _ => false,
     }
+}
+
+/// The SDK's count marker, `.eventlog-len-N.marker` (1.47+).
+pub fn is_count_marker(name: &str) -> bool {
+    name.strip_prefix(".eventlog-len-")
+        .and_then(|r| r.strip_suffix(".marker"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Read a backup copy: every folder on the way and the file must be the
@@ -834,6 +1046,12 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
     let refuse = |why: String| Restored::Refused(why);
     if components(&e.file).is_err() || !repairable_file(&e.file) {
         return refuse("the manifest names a file a repair never writes".into());
+    }
+    if let Some(to) = &e.renamed_to {
+        let same_dir = e.file.rsplit_once('/').map(|p| p.0) == to.rsplit_once('/').map(|p| p.0);
+        if components(to).is_err() || !repairable_file(to) || !same_dir || e.quarantined {
+            return refuse("the manifest names a rename a repair never makes".into());
+        }
     }
     if !e.conversation.is_absolute()
         || std::fs::canonicalize(&e.conversation).ok().as_deref() != Some(e.conversation.as_path())
@@ -877,13 +1095,77 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
         Ok(x) => x,
         Err(err) => return refuse(format!("cannot open its folder: {err}")),
     };
+    if e.quarantined {
+        return restore_quarantined(run, e, &dir, &name);
+    }
+    if e.created {
+        return match read_at(&dir, &name) {
+            Err(_) if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_err() => {
+                Restored::AlreadyOriginal
+            }
+            Ok((b, st)) if sha256(&b) == e.sha256_after && st.st_nlink == 1 => {
+                match rfs::unlinkat(&dir, name.as_str(), AtFlags::empty())
+                    .and_then(|_| rfs::fsync(&dir))
+                {
+                    Ok(()) => Restored::Restored,
+                    Err(err) => refuse(format!("cannot remove the file the repair created: {err}")),
+                }
+            }
+            _ => refuse("the file the repair created changed since; it is left".into()),
+        };
+    }
+    if let Some(to) = &e.renamed_to {
+        let to_name = to.rsplit('/').next().unwrap_or(to).to_string();
+        let at_new = read_at(&dir, &to_name);
+        let at_old = read_at(&dir, &name);
+        match (at_new, at_old) {
+            (Err(_), Ok((b, _))) if sha256(&b) == e.sha256_before => {
+                return Restored::AlreadyOriginal
+            }
+            // not renamed yet (a repair cut short): restore its bytes below
+            (Err(_), Ok(_)) => {}
+            (Ok(_), Ok(_)) => {
+                return refuse(format!(
+                    "both {} and its new name {to} exist; restoring would replace one",
+                    e.file
+                ))
+            }
+            (Ok((b, st)), Err(_)) => {
+                if st.st_nlink != 1 {
+                    return refuse(format!("{to} has {} hard links", st.st_nlink));
+                }
+                if sha256(&b) != e.sha256_after {
+                    return refuse(format!(
+                        "{to} changed since the repair; restoring would lose those changes"
+                    ));
+                }
+                if let Err(err) = rfs::renameat_with(
+                    &dir,
+                    to_name.as_str(),
+                    &dir,
+                    name.as_str(),
+                    rfs::RenameFlags::NOREPLACE,
+                ) {
+                    return refuse(format!("cannot rename {to} back: {err}"));
+                }
+                if let Err(err) = rfs::fsync(&dir) {
+                    return refuse(format!("cannot sync the folder: {err}"));
+                }
+            }
+            (Err(err), _) => return refuse(format!("cannot read {to}: {err}")),
+        }
+    }
     let (now, st) = match read_at(&dir, &name) {
         Ok(x) => x,
         Err(err) => return refuse(format!("cannot read it: {err}")),
     };
     let now_sha = sha256(&now);
     if now_sha == e.sha256_before {
-        return Restored::AlreadyOriginal;
+        return if e.renamed_to.is_some() {
+            Restored::Restored
+        } else {
+            Restored::AlreadyOriginal
+        };
     }
     if st.st_nlink != 1 {
         return refuse(format!(
@@ -922,6 +1204,41 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
     match still_at(&dir, &e.conversation, &parts[..parts.len() - 1]) {
         Ok(()) => Restored::Restored,
         Err(why) => refuse(why),
+    }
+}
+
+/// Put a quarantined file back from the backup, under its original name,
+/// owner, group and mode, never replacing a file.
+fn restore_quarantined(run: &RunDir, e: &ManifestEntry, dir: &OwnedFd, name: &str) -> Restored {
+    let refuse = |why: String| Restored::Refused(why);
+    match read_at(dir, name) {
+        Ok((b, _)) if sha256(&b) == e.sha256_before => return Restored::AlreadyOriginal,
+        Ok(_) => {
+            return refuse("a different file now has its name; restoring would replace it".into())
+        }
+        Err(_) if rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok() => {
+            return refuse("something that is not a regular file now has its name".into())
+        }
+        Err(_) => {}
+    }
+    let backup = match read_backup(run, &e.backup) {
+        Ok(b) if sha256(&b) == e.sha256_before => b,
+        Ok(_) => return refuse("the backup copy does not match its checksum".into()),
+        Err(err) => return refuse(format!("cannot read the backup: {err}")),
+    };
+    let owner = Owner {
+        uid: e.uid.unwrap_or(euid()),
+        gid: e.gid.unwrap_or(rustix::process::getegid().as_raw()),
+        mode: e.mode & 0o7777,
+    };
+    if let Err(err) = write_at(dir, name, &backup, Some(owner), false) {
+        return refuse(format!("cannot write it: {err}"));
+    }
+    match read_at(dir, name) {
+        Ok((b, st)) if sha256(&b) == e.sha256_before && Owner::of(&st) == owner => {
+            Restored::Restored
+        }
+        _ => refuse("it does not hold the original bytes and owner after restoring".into()),
     }
 }
 

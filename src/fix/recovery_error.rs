@@ -1,12 +1,12 @@
 //! Re-parent a crash-recovery error onto its ActionEvent (what #4488 does).
 
-use super::{Edits, Plan};
+use super::{Edits, Plan, RepairOptions};
 use crate::checks::misparented_recovery_error::find;
 use crate::checks::{ix, Ctx};
 
 const CHECK: &str = "misparented-recovery-error";
 
-pub fn plan(ctx: &Ctx, edits: &mut Edits, plan: &mut Plan) {
+pub fn plan(ctx: &Ctx, _opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
     for m in find(ctx) {
         let rel = ctx.event_path(m.error);
         if !m.safe {

@@ -137,6 +137,42 @@ pub fn plan(
             };
             s.push_str(&diff(e, &shown, color, show_content));
         }
+        // new files, then renames and quarantines, as `git diff` shows them
+        for c in &p.creates {
+            let shown = if prefix.is_empty() {
+                c.rel.clone()
+            } else {
+                format!("{prefix}/{}", c.rel)
+            };
+            let _ = writeln!(s, "new file    {}", sanitize(&shown));
+            for line in display_text(&c.bytes).lines() {
+                let _ = writeln!(s, "+{}", sanitize(line));
+            }
+        }
+        for m in &p.moves {
+            let shown = |rel: &str| {
+                sanitize(&if prefix.is_empty() {
+                    rel.to_string()
+                } else {
+                    format!("{prefix}/{rel}")
+                })
+            };
+            match &m.to {
+                Some(to) => {
+                    let _ = writeln!(s, "rename from {}", shown(&m.rel));
+                    let _ = writeln!(s, "rename to   {}", shown(to));
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "quarantine  {} ({} bytes, sha256 {}) -> the run's backup",
+                        shown(&m.rel),
+                        m.bytes.len(),
+                        &crate::fix::persist::sha256(&m.bytes)[..16]
+                    );
+                }
+            }
+        }
     }
     let failed = matches!(applied, Some(Err(_)));
     if !changing && !failed && p.left.is_empty() && p.notes.is_empty() && p.refused.is_none() {
@@ -155,6 +191,28 @@ pub fn plan(
     if let Some(r) = &p.refused {
         let _ = writeln!(s, "  refused: {}", sanitize(r));
     } else if !matches!(applied, Some(Err(_))) {
+        for m in &p.moves {
+            let checks = if m.checks.is_empty() {
+                "count-marker".to_string()
+            } else {
+                m.checks.join(",")
+            };
+            let _ = writeln!(
+                s,
+                "  {verb:<9} [{checks}] {}: {}",
+                sanitize(&m.rel),
+                sanitize(&m.what)
+            );
+        }
+        for c in &p.creates {
+            let _ = writeln!(
+                s,
+                "  {verb:<9} [{}] {}: {}",
+                c.checks.join(","),
+                sanitize(&c.rel),
+                sanitize(&c.what)
+            );
+        }
         for e in &p.edits {
             for what in &e.what {
                 let _ = writeln!(
@@ -170,7 +228,12 @@ pub fn plan(
     for l in &p.left {
         let _ = writeln!(
             s,
-            "  left      [{}] {}: {}",
+            "  {}[{}] {}: {}",
+            if l.needs_unsafe {
+                "unsafe    "
+            } else {
+                "left      "
+            },
             l.check,
             sanitize(&l.file),
             sanitize(&l.why)
@@ -188,16 +251,31 @@ pub fn plan(
     w.write_all(p.redactor.redact(&s).as_bytes())
 }
 
+/// What a repair run did, for its closing lines.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Totals {
+    pub files: usize,
+    pub conversations: usize,
+    pub failed: usize,
+    pub left: usize,
+    /// Unsafe repairs listed because `--unsafe-fixes` was not given.
+    pub unsafe_listed: usize,
+}
+
 /// The closing lines of a repair run.
 pub fn finish(
     w: &mut dyn Write,
     dry_run: bool,
-    files: usize,
-    conversations: usize,
-    failed: usize,
-    left: usize,
+    t: Totals,
     run: Option<(&str, &str)>,
 ) -> io::Result<()> {
+    let Totals {
+        files,
+        conversations,
+        failed,
+        left,
+        unsafe_listed,
+    } = t;
     let mut s = String::new();
     match (dry_run, files) {
         (_, 0) if failed > 0 => {
@@ -242,6 +320,14 @@ pub fn finish(
             s,
             "{left} finding{} left (see above)",
             if left == 1 { "" } else { "s" }
+        );
+    }
+    if unsafe_listed > 0 {
+        let _ = writeln!(
+            s,
+            "{unsafe_listed} unsafe repair{} listed (`unsafe` above): run with --unsafe-fixes to make {}",
+            if unsafe_listed == 1 { "" } else { "s" },
+            if unsafe_listed == 1 { "it" } else { "them" }
         );
     }
     w.write_all(crate::secrets::redact_all(&s).as_bytes())?;

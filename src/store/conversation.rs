@@ -144,8 +144,28 @@ pub fn is_conversation_dir(dir: &Path) -> bool {
 
 /// Planned file contents that replace what is on disk (keyed by the path
 /// relative to the conversation folder), so a repair can be diagnosed again
-/// in memory before anything is written.
-pub type Overlay = std::collections::HashMap<String, Vec<u8>>;
+/// in memory before anything is written. A path in `files` that is not on
+/// disk is added (a renamed event file); a path in `gone` is left out of
+/// the listing (renamed away or quarantined).
+#[derive(Debug, Default)]
+pub struct Overlay {
+    pub files: std::collections::HashMap<String, Vec<u8>>,
+    pub gone: std::collections::HashSet<String>,
+}
+
+impl Overlay {
+    pub fn new() -> Overlay {
+        Overlay::default()
+    }
+
+    pub fn get(&self, rel: &str) -> Option<&Vec<u8>> {
+        self.files.get(rel)
+    }
+
+    pub fn contains_key(&self, rel: &str) -> bool {
+        self.files.contains_key(rel)
+    }
+}
 
 fn read_with(
     path: &Path,
@@ -262,13 +282,27 @@ fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventD
             return out;
         }
     };
-    for (pos, entry) in rd.enumerate() {
-        let Ok(entry) = entry else { continue };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = entry.path();
+    let listed: Vec<(String, std::path::PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(name, _)| !overlay.gone.contains(&format!("events/{name}")))
+        .collect();
+    // files a planned repair adds (renamed event files), after the listing
+    let mut added: Vec<(String, std::path::PathBuf)> = overlay
+        .files
+        .keys()
+        .filter_map(|rel| rel.strip_prefix("events/"))
+        .filter(|name| !listed.iter().any(|(n, _)| n == name))
+        .map(|name| (name.to_string(), events_dir.join(name)))
+        .collect();
+    added.sort();
+    for (pos, (name, path)) in listed.into_iter().chain(added).enumerate() {
         // `_count_events_on_disk` sees a directory (or a link to one) as
         // `name/`, which does not end in `.json`: it is not counted.
-        if counts_as_event_file(&name) && !fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+        if counts_as_event_file(&name)
+            && (overlay.contains_key(&format!("events/{name}"))
+                || !fs::metadata(&path).is_ok_and(|m| m.is_dir()))
+        {
             out.on_disk += 1;
         }
         match parse_event_name(&name, wide_index) {
