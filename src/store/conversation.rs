@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::version::Version;
@@ -282,57 +283,83 @@ fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventD
             return out;
         }
     };
-    let listed: Vec<(String, std::path::PathBuf)> = rd
+    // with the listing's file type (d_type): a regular file needs no stat
+    // to tell it is not a directory
+    let listed: Vec<(String, PathBuf, Option<fs::FileType>)> = rd
         .filter_map(|e| e.ok())
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .filter(|(name, _)| !overlay.gone.contains(&format!("events/{name}")))
+        .map(|e| {
+            let ft = e.file_type().ok();
+            (e.file_name().to_string_lossy().into_owned(), e.path(), ft)
+        })
+        .filter(|(name, _, _)| !overlay.gone.contains(&format!("events/{name}")))
         .collect();
     // files a planned repair adds (renamed event files), after the listing
-    let mut added: Vec<(String, std::path::PathBuf)> = overlay
+    let mut added: Vec<(String, PathBuf, Option<fs::FileType>)> = overlay
         .files
         .keys()
         .filter_map(|rel| rel.strip_prefix("events/"))
-        .filter(|name| !listed.iter().any(|(n, _)| n == name))
-        .map(|name| (name.to_string(), events_dir.join(name)))
+        .filter(|name| !listed.iter().any(|(n, _, _)| n == name))
+        .map(|name| (name.to_string(), events_dir.join(name), None))
         .collect();
-    added.sort();
-    for (pos, (name, path)) in listed.into_iter().chain(added).enumerate() {
-        // `_count_events_on_disk` sees a directory (or a link to one) as
-        // `name/`, which does not end in `.json`: it is not counted.
-        if counts_as_event_file(&name)
-            && (overlay.contains_key(&format!("events/{name}"))
-                || !fs::metadata(&path).is_ok_and(|m| m.is_dir()))
-        {
-            out.on_disk += 1;
-        }
-        match parse_event_name(&name, wide_index) {
-            Some(n) => {
-                let (record, mtime, size) =
-                    match read_with(&path, &format!("events/{name}"), overlay) {
-                        Ok((bytes, mtime)) => (
-                            parse_event_for(&bytes, Some(version)),
-                            mtime,
-                            bytes.len() as u64,
-                        ),
-                        Err(e) => (Err(e), None, 0),
-                    };
-                out.files.push(EventFile {
-                    name,
-                    idx: n.idx,
-                    name_id: n.id,
-                    listing_pos: pos,
-                    record,
-                    mtime,
-                    size,
-                });
-            }
-            None if counts_as_event_file(&name) => {
-                let record = read_regular(&path)
-                    .ok()
-                    .and_then(|(b, _)| parse_event(&b).ok());
-                out.stray.push(StrayFile { name, record });
-            }
-            None => {
+    added.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    // Each entry is read and parsed on its own (in parallel on the pool the
+    // caller runs in; one thread with -j1), then gathered in listing order.
+    enum Entry {
+        File(EventFile),
+        Stray(StrayFile),
+        Other(String),
+    }
+    let entries: Vec<(bool, Entry)> = listed
+        .into_iter()
+        .chain(added)
+        .enumerate()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(pos, (name, path, ft))| {
+            // `_count_events_on_disk` sees a directory (or a link to one) as
+            // `name/`, which does not end in `.json`: it is not counted.
+            let counted = counts_as_event_file(&name)
+                && (overlay.contains_key(&format!("events/{name}"))
+                    || ft.is_some_and(|t| t.is_file())
+                    || !fs::metadata(&path).is_ok_and(|m| m.is_dir()));
+            let entry = match parse_event_name(&name, wide_index) {
+                Some(n) => {
+                    let (record, mtime, size) =
+                        match read_with(&path, &format!("events/{name}"), overlay) {
+                            Ok((bytes, mtime)) => (
+                                parse_event_for(&bytes, Some(version)),
+                                mtime,
+                                bytes.len() as u64,
+                            ),
+                            Err(e) => (Err(e), None, 0),
+                        };
+                    Entry::File(EventFile {
+                        name,
+                        idx: n.idx,
+                        name_id: n.id,
+                        listing_pos: pos,
+                        record,
+                        mtime,
+                        size,
+                    })
+                }
+                None if counts_as_event_file(&name) => {
+                    let record = read_regular(&path)
+                        .ok()
+                        .and_then(|(b, _)| parse_event(&b).ok());
+                    Entry::Stray(StrayFile { name, record })
+                }
+                None => Entry::Other(name),
+            };
+            (counted, entry)
+        })
+        .collect();
+    for (counted, entry) in entries {
+        out.on_disk += usize::from(counted);
+        match entry {
+            Entry::File(f) => out.files.push(f),
+            Entry::Stray(f) => out.stray.push(f),
+            Entry::Other(name) => {
                 out.other.insert(name);
             }
         }
