@@ -2,6 +2,8 @@
 //! system can rely on. Exit codes, stderr lines, counts and output formats,
 //! each tested on the binary as an operator runs it.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -645,4 +647,71 @@ fn undo_list_shows_each_run_and_whether_it_can_be_undone() {
     // --list restores nothing: run-b's changed file is still changed
     assert!(fs::read_to_string(&relinked).unwrap().ends_with('\n'));
     assert_eq!(run(&["undo", "run-a", "--list"]).0, 2, "a run id or --list");
+}
+
+// --- The undo hint works when pasted ---------------------------------------
+
+#[test]
+fn the_printed_undo_hint_works_when_pasted_with_a_custom_backup_dir() {
+    let (tmp, _store, conv) = common::fixture_copy("false-root");
+    let before = common::snapshot(&conv);
+    let backups = tmp.path().join("my backups");
+    let (code, out, err) = run(&[
+        "repair",
+        "--backup-dir",
+        backups.to_str().unwrap(),
+        conv.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_ne!(
+        common::snapshot(&conv),
+        before,
+        "the repair changed something"
+    );
+    let all = format!("{out}{err}");
+    let hint = all
+        .split("(undo with `")
+        .nth(1)
+        .and_then(|r| r.split('`').next())
+        .unwrap_or_else(|| panic!("no undo hint in {all}"));
+    assert!(hint.contains("--backup-dir"), "{hint}");
+    let bin = env!("CARGO_BIN_EXE_convo-doctor");
+    let pasted = hint.replacen("convo-doctor", bin, 1);
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&pasted)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{pasted}: {st:?}");
+    let after: Vec<_> = common::snapshot(&conv)
+        .into_iter()
+        .map(|(p, b, _)| (p, b))
+        .collect();
+    let before: Vec<_> = before.into_iter().map(|(p, b, _)| (p, b)).collect();
+    assert_eq!(after, before, "undo restored every byte");
+}
+
+#[test]
+fn repair_of_a_path_with_no_conversation_is_an_error_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dry in [true, false] {
+        let mut args = vec!["repair"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let backups = tmp.path().join("b");
+        let empty = tmp.path().join("empty");
+        fs::create_dir_all(&empty).unwrap();
+        args.extend(["--backup-dir", backups.to_str().unwrap()]);
+        args.push(empty.to_str().unwrap());
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("no conversation in"), "{err}");
+        assert!(err.contains("an empty directory"), "{err}");
+        let missing = tmp.path().join("nope");
+        let (code, _, err) = run(&["repair", "--dry-run", missing.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("No such file or directory"), "{err}");
+    }
 }

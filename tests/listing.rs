@@ -321,7 +321,7 @@ fn known_sdk_files_are_not_flagged() {
     assert_eq!(findings(&after), findings(&before));
     assert_eq!(after.listed, Some(true));
     assert_eq!(after.events.on_disk, before.events.on_disk);
-    let found = convo_doctor::store::discover::discover(&store).unwrap();
+    let found = convo_doctor::store::discover::find(&store).unwrap();
     assert_eq!(found.conversations, vec![conv.clone()], "{:?}", found.notes);
 
     // and the contrast: a real stray name next to them is flagged

@@ -113,7 +113,7 @@ fn event_bytes(conv: &Path) -> BTreeMap<String, Vec<u8>> {
 /// keep (a duplicated index's other copies), and a later copy of an id that
 /// is byte for byte the copy the SDK resolves the id to.
 fn unreadable_by_the_sdk(conv: &Path) -> Vec<String> {
-    let c = Conversation::load(conv, NEWEST.wide_index());
+    let c = Conversation::load(conv, NEWEST);
     let index = Index::build(&c.events);
     let reader = Reader::new(&c, &index, NEWEST);
     let mut out = Vec::new();

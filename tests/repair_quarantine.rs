@@ -347,3 +347,56 @@ fn undo_never_replaces_a_file_that_took_a_quarantined_name() {
     assert!(out.contains("refused"), "{out}");
     assert_eq!(fs::read(&taken).unwrap(), b"{\"someone\":\"else\"}");
 }
+
+/// An event the SDK's model refuses (`invalid-event`: `action.command` is a
+/// number) is quarantined like an unreadable one. The real SDK 1.58.2 judged
+/// the repaired copy by hand (fixtures/gen/judge.py, 2026-11-30): it loads,
+/// with 4 events on the active branch (it drops the orphaned observation from
+/// the LLM's view with a warning). Not yet in fixtures/repairs.json, whose
+/// generator reads only fixtures/manifest.json.
+#[test]
+fn an_invalid_event_is_quarantined_with_consent() {
+    let (tmp, _store, conv) = fixture_copy("validation/action-field-mistyped");
+    let bad = "events/event-00002-7f932a5a-88e0-478f-8738-1f348ce8a079.json";
+    let original = fs::read(conv.join(bad)).unwrap();
+    let (code, out, _) = run(&["diagnose", s(&conv), "--format", "json"], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("invalid-event"), "{out}");
+    let backups = tmp.path().join("b");
+    let (code, out, err) = run(
+        &[
+            "repair",
+            "--unsafe-fixes",
+            "--backup-dir",
+            s(&backups),
+            s(&conv),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        names(&conv),
+        [
+            ".eventlog.lock",
+            "event-00000-a207274d-a9f1-4c12-88f7-f04b12174398.json",
+            "event-00001-629787e5-b7bb-4b2b-ba36-4c6448aa601b.json",
+            "event-00002-242cf122-9809-4b3c-98e9-7314199590ab.json",
+            "event-00003-061877c9-8e20-4a6a-862b-ee5b139d2e1b.json",
+        ]
+    );
+    // the refused bytes are kept in the run's backup, unchanged
+    let kept = walkdir::WalkDir::new(&backups)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .any(|e| fs::read(e.path()).unwrap() == original);
+    assert!(kept, "the quarantined event is in the backup");
+    let (code, out, _) = run(&["diagnose", s(&conv), "--format", "json"], &[]);
+    assert_eq!(code, 0, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        report["conversations"][0]["events"]["agent_view"], 4,
+        "{out}"
+    );
+    assert_eq!(report["conversations"][0]["events"]["on_disk"], 4, "{out}");
+}

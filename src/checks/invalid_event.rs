@@ -3,7 +3,7 @@
 //! outside its Literal or enum, a nested action/observation that does not fit
 //! its kind).
 
-use super::{ix, Check, Ctx, Finding};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair};
 use crate::view::ReadError;
 
 pub struct InvalidEvent;
@@ -37,8 +37,21 @@ Why it matters
   loading (error); elsewhere the UI skips it (warning).
 
 Repair
-  None automatic: the missing content cannot be invented. Restore the file
-  from a backup, or fix the named field by hand (keep a copy)."
+  With `--unsafe-fixes`, quarantine, as for an unreadable event: the file
+  moves into the run's backup, the files after it are renumbered, its child
+  is re-linked to the nearest kept event before it and the HEAD moved off
+  it (an unanswered tool call gets the agent-server's AgentErrorEvent).
+  Unsafe: the agent loses sight of that event. The missing content cannot
+  be invented: restoring the file from a backup keeps it."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "quarantine, as for `unreadable-event`: move the event file into the run's backup, renumber the files after it, re-link its child and move the HEAD off it",
+            guards: "as for `unreadable-event`; unsafe because the agent loses sight of that event",
+            planner: Some(crate::fix::quarantine::plan_unreadable),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -27,14 +27,6 @@ impl ExitStatus {
     }
 }
 
-/// [`select`] for callers that still print a plain message (repair).
-pub fn selection(
-    only: &[String],
-    skip: &[String],
-) -> Result<impl Fn(&str) -> bool + Send + Sync, String> {
-    select(only, skip).map_err(|e| format!("{e:#}"))
-}
-
 /// Validate `--only` / `--skip` ids and build the selection predicate.
 pub fn select(
     only: &[String],

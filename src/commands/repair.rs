@@ -3,21 +3,21 @@
 use std::io;
 
 use super::diagnose::{broken_pipe_or_error, threshold};
-use super::{selection, ExitStatus};
+use super::{select, ExitStatus};
 use crate::cli::{RepairArgs, UndoArgs};
 use crate::fix::persist::{self, Restored, Run};
 use crate::fix::{self, RepairOptions};
 use crate::render;
-use crate::store::discover::discover;
+use crate::store::discover::find;
 
 pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     if args.accept_ambiguous {
         render::note("warning: --accept-ambiguous is deprecated: it now means --unsafe-fixes");
     }
-    let selected = match selection(&args.only, &[]) {
+    let selected = match select(&args.only, &[]) {
         Ok(s) => s,
         Err(e) => {
-            render::error(&e);
+            render::fail(&e);
             return ExitStatus::Error;
         }
     };
@@ -48,14 +48,23 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let mut unsafe_pending = false;
     let mut unsafe_listed = 0;
     for path in &args.paths {
-        let found = match discover(path) {
+        let found = match find(path) {
             Ok(f) => f,
             Err(e) => {
-                render::error(&e);
+                render::fail(&e);
                 status = ExitStatus::Error;
                 continue;
             }
         };
+        // As for `diagnose`: a PATH with no conversation (a failed mount, a
+        // typo) is an error, not a quiet "nothing to repair".
+        if let Some(instead) = &found.instead {
+            render::error(&format!(
+                "no conversation in `{}`: found {instead}",
+                path.display()
+            ));
+            status = ExitStatus::Error;
+        }
         for dir in &found.conversations {
             let prefix = dir
                 .strip_prefix(path)

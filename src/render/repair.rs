@@ -304,8 +304,9 @@ pub fn finish(
     if let Some((id, dir)) = run {
         let _ = writeln!(
             s,
-            "backups: {} (undo with `convo-doctor undo {id}`)",
-            sanitize(dir)
+            "backups: {} (undo with `{}`)",
+            sanitize(dir),
+            undo_hint(id, dir)
         );
     }
     if failed > 0 {
@@ -348,4 +349,19 @@ pub fn undo(w: &mut dyn Write, results: &[(ManifestEntry, Restored)]) -> io::Res
     }
     w.write_all(s.as_bytes())?;
     w.flush()
+}
+
+/// The `undo` command for a run, as it can be pasted: with `--backup-dir`
+/// (shell-quoted) unless the run sits under the default backup root.
+fn undo_hint(id: &str, run_dir: &str) -> String {
+    let root = std::path::Path::new(run_dir).parent();
+    let default = crate::fix::persist::default_backup_root().ok();
+    match root {
+        Some(r) if default.as_deref() != Some(r) => format!(
+            "convo-doctor undo --backup-dir {} {}",
+            super::runs::shell_quote(&sanitize(&r.display().to_string())),
+            super::runs::shell_quote(id)
+        ),
+        _ => format!("convo-doctor undo {}", super::runs::shell_quote(id)),
+    }
 }

@@ -75,7 +75,7 @@ pub fn list(
 }
 
 /// A word a POSIX shell reads back as itself (a hint must work when pasted).
-fn shell_quote(s: &str) -> String {
+pub(crate) fn shell_quote(s: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c);
     if !s.is_empty() && s.chars().all(plain) {
         s.to_string()

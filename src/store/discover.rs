@@ -25,11 +25,6 @@ pub struct Discovery {
     pub instead: Option<String>,
 }
 
-/// [`find`] for callers that still print a plain message (repair).
-pub fn discover(root: &Path) -> Result<Discovery, String> {
-    find(root).map_err(|e| format!("{e:#}"))
-}
-
 /// Walk `root`. Errors only when `root` itself cannot be read; the error
 /// names the path and keeps the OS error as its source.
 pub fn find(root: &Path) -> anyhow::Result<Discovery> {
