@@ -15,7 +15,7 @@ use super::event::{
     counts_as_event_file, invalid, parse_event, parse_event_for, parse_event_name, EventRecord,
     Unreadable,
 };
-use super::fsread::{io_reason, read_regular};
+use super::fsread::{io_reason, read_listed_regular, read_regular};
 
 /// A JSON state file (`base_state.json`, `meta.json`, `owner_lease.json`).
 #[derive(Debug)]
@@ -173,13 +173,29 @@ fn read_with(
     rel: &str,
     overlay: &Overlay,
 ) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
+    read_listed(path, rel, overlay, false)
+}
+
+/// [`read_with`]; `listed_regular`: the directory listing showed a regular
+/// file, so the `lstat` before opening is skipped (see `read_listed_regular`).
+fn read_listed(
+    path: &Path,
+    rel: &str,
+    overlay: &Overlay,
+    listed_regular: bool,
+) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
     if let Some(bytes) = overlay.get(rel) {
         let mtime = fs::symlink_metadata(path)
             .ok()
             .and_then(|m| m.modified().ok());
         return Ok((bytes.clone(), mtime));
     }
-    read_regular(path).map(|(b, md)| (b, md.modified().ok()))
+    let read = if listed_regular {
+        read_listed_regular(path)
+    } else {
+        read_regular(path)
+    };
+    read.map(|(b, md)| (b, md.modified().ok()))
 }
 
 fn read_doc(path: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTime>) {
@@ -284,15 +300,20 @@ fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventD
         }
     };
     // with the listing's file type (d_type): a regular file needs no stat
-    // to tell it is not a directory
-    let listed: Vec<(String, PathBuf, Option<fs::FileType>)> = rd
-        .filter_map(|e| e.ok())
-        .map(|e| {
-            let ft = e.file_type().ok();
-            (e.file_name().to_string_lossy().into_owned(), e.path(), ft)
-        })
-        .filter(|(name, _, _)| !overlay.gone.contains(&format!("events/{name}")))
-        .collect();
+    // to tell it is not a directory. The release's schema (compiled on its
+    // first use, a few ms) is compiled meanwhile when a second thread is free.
+    let (_, listed) = rayon::join(
+        || crate::validate::schema_for(version).is_ok(),
+        || -> Vec<(String, PathBuf, Option<fs::FileType>)> {
+            rd.filter_map(|e| e.ok())
+                .map(|e| {
+                    let ft = e.file_type().ok();
+                    (e.file_name().to_string_lossy().into_owned(), e.path(), ft)
+                })
+                .filter(|(name, _, _)| !overlay.gone.contains(&format!("events/{name}")))
+                .collect()
+        },
+    );
     // files a planned repair adds (renamed event files), after the listing
     let mut added: Vec<(String, PathBuf, Option<fs::FileType>)> = overlay
         .files
@@ -318,14 +339,15 @@ fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventD
         .map(|(pos, (name, path, ft))| {
             // `_count_events_on_disk` sees a directory (or a link to one) as
             // `name/`, which does not end in `.json`: it is not counted.
+            let regular = ft.is_some_and(|t| t.is_file());
             let counted = counts_as_event_file(&name)
                 && (overlay.contains_key(&format!("events/{name}"))
-                    || ft.is_some_and(|t| t.is_file())
+                    || regular
                     || !fs::metadata(&path).is_ok_and(|m| m.is_dir()));
             let entry = match parse_event_name(&name, wide_index) {
                 Some(n) => {
                     let (record, mtime, size) =
-                        match read_with(&path, &format!("events/{name}"), overlay) {
+                        match read_listed(&path, &format!("events/{name}"), overlay, regular) {
                             Ok((bytes, mtime)) => (
                                 parse_event_for(&bytes, Some(version)),
                                 mtime,
