@@ -2,7 +2,7 @@
 //! Error types and messages are pydantic's; no message ever quotes a value
 //! from the file (only locations, types and the schema's own constants).
 
-use serde_json::{Map, Value};
+use super::jv::{Map, Value};
 
 use super::schema::{Extra, FnMode, Node, NodeId, Schema, Sem};
 
@@ -109,7 +109,7 @@ fn show(v: &Value) -> String {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
-        other => other.to_string(),
+        other => other.to_serde().to_string(),
     }
 }
 
@@ -356,7 +356,7 @@ impl<'s> Ctx<'s> {
                             self.loc.pop();
                         }
                         if let Some(vn) = value {
-                            self.at(Seg::Owned(k.clone()), *vn, x);
+                            self.at(Seg::Owned(k.to_string()), *vn, x);
                         }
                     }
                 }
@@ -486,11 +486,11 @@ impl<'s> Ctx<'s> {
                         }
                         match (extra, extras) {
                             (Extra::Forbid, _) => {
-                                self.loc.push(Seg::Owned(k.clone()));
+                                self.loc.push(Seg::Owned(k.to_string()));
                                 self.err("extra_forbidden", "Extra inputs are not permitted");
                                 self.loc.pop();
                             }
-                            (_, Some(xs)) => self.at(Seg::Owned(k.clone()), *xs, x),
+                            (_, Some(xs)) => self.at(Seg::Owned(k.to_string()), *xs, x),
                             _ => {}
                         }
                     }
@@ -582,12 +582,15 @@ impl<'s> Ctx<'s> {
         let kind = match m.get("kind") {
             None | Some(Value::Null) if choices.len() == 1 => Some(choices[0].0.as_str()),
             None | Some(Value::Null) => None,
-            Some(Value::String(k)) => Some(k.as_str()),
+            Some(Value::String(k)) => Some(k.as_ref()),
             Some(Value::Array(_)) | Some(Value::Object(_)) if unhashable_ve => None,
             Some(Value::Array(_)) | Some(Value::Object(_)) => {
                 self.err(
                     "TypeError",
-                    format!("unhashable type: '{}'", type_of(&m["kind"])),
+                    format!(
+                        "unhashable type: '{}'",
+                        type_of(m.get("kind").unwrap_or(&Value::Null))
+                    ),
                 );
                 return;
             }
@@ -649,7 +652,7 @@ impl<'s> Ctx<'s> {
             }
             Sem::DropKeys(keys) => match (v, inner) {
                 (Value::Object(m), Some(i)) if keys.iter().any(|k| m.contains_key(k)) => {
-                    let mut m2: Map<String, Value> = m.clone();
+                    let mut m2: Map = m.clone();
                     for k in keys {
                         m2.remove(k);
                     }
@@ -669,14 +672,14 @@ impl<'s> Ctx<'s> {
                 match v {
                     Value::String(t) => {
                         let norm = t.trim().to_lowercase().replace(['-', ' '], "_");
-                        let cand = Value::String(norm.clone());
+                        let cand = Value::String(norm.clone().into());
                         let o = self.trial(i, &cand);
                         if o.is_valid() {
                             return;
                         }
                         let mapped = aliases
                             .get(&norm)
-                            .map(|a| Value::String(a.clone()))
+                            .map(|a| Value::String(a.clone().into()))
                             .unwrap_or_else(|| v.clone());
                         self.run(i, &mapped);
                     }
@@ -917,7 +920,7 @@ impl Schema {
 /// Scalar coercions of pydantic's lax Python mode, on JSON values
 /// (checked against real pydantic by fixtures/coercions.json).
 pub mod scalar {
-    use serde_json::Value;
+    use super::super::jv::Value;
 
     pub type E = (&'static str, &'static str);
 
