@@ -52,7 +52,9 @@ fn key_table() -> &'static Vec<String> {
 /// The bit of a top-level event key, if any release knows it.
 pub fn key_bit(key: &str) -> Option<u32> {
     key_table()
-        .binary_search_by(|k| k.as_str().cmp(key))
+        // byte by byte, inlined (the same order as `str::cmp`): cheaper
+        // than a `memcmp` call for keys this short
+        .binary_search_by(|k| k.as_bytes().iter().cmp(key.as_bytes().iter()))
         .ok()
         .map(|i| i as u32)
 }

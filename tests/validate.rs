@@ -343,7 +343,15 @@ fn random_mutations_agree_with_the_real_releases() {
             let p: Vec<serde_json::Value> = c["path"].as_array().unwrap().clone();
             patch(&mut doc, &p, c["op"].as_str().unwrap(), c.get("v"));
             let out = if base["kind"] == "event" {
-                validate::event(schema, &doc)
+                let out = validate::event(schema, &doc);
+                // the reader's own parse (a borrowed tree) judges the same
+                assert_eq!(
+                    validate::event_text(v, &doc.to_string()).as_ref(),
+                    Some(&out),
+                    "{}",
+                    path.display()
+                );
+                out
             } else {
                 validate::state(schema, &doc)
             };

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::version::Version;
@@ -14,7 +15,7 @@ use super::event::{
     counts_as_event_file, invalid, parse_event, parse_event_for, parse_event_name, EventRecord,
     Unreadable,
 };
-use super::fsread::{io_reason, read_regular};
+use super::fsread::{io_reason, read_listed_regular, read_regular};
 
 /// A JSON state file (`base_state.json`, `meta.json`, `owner_lease.json`).
 #[derive(Debug)]
@@ -172,13 +173,29 @@ fn read_with(
     rel: &str,
     overlay: &Overlay,
 ) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
+    read_listed(path, rel, overlay, false)
+}
+
+/// [`read_with`]; `listed_regular`: the directory listing showed a regular
+/// file, so the `lstat` before opening is skipped (see `read_listed_regular`).
+fn read_listed(
+    path: &Path,
+    rel: &str,
+    overlay: &Overlay,
+    listed_regular: bool,
+) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
     if let Some(bytes) = overlay.get(rel) {
         let mtime = fs::symlink_metadata(path)
             .ok()
             .and_then(|m| m.modified().ok());
         return Ok((bytes.clone(), mtime));
     }
-    read_regular(path).map(|(b, md)| (b, md.modified().ok()))
+    let read = if listed_regular {
+        read_listed_regular(path)
+    } else {
+        read_regular(path)
+    };
+    read.map(|(b, md)| (b, md.modified().ok()))
 }
 
 fn read_doc(path: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTime>) {
@@ -282,57 +299,89 @@ fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventD
             return out;
         }
     };
-    let listed: Vec<(String, std::path::PathBuf)> = rd
-        .filter_map(|e| e.ok())
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .filter(|(name, _)| !overlay.gone.contains(&format!("events/{name}")))
-        .collect();
+    // with the listing's file type (d_type): a regular file needs no stat
+    // to tell it is not a directory. The release's schema (compiled on its
+    // first use, a few ms) is compiled meanwhile when a second thread is free.
+    let (_, listed) = rayon::join(
+        || crate::validate::schema_for(version).is_ok(),
+        || -> Vec<(String, PathBuf, Option<fs::FileType>)> {
+            rd.filter_map(|e| e.ok())
+                .map(|e| {
+                    let ft = e.file_type().ok();
+                    (e.file_name().to_string_lossy().into_owned(), e.path(), ft)
+                })
+                .filter(|(name, _, _)| !overlay.gone.contains(&format!("events/{name}")))
+                .collect()
+        },
+    );
     // files a planned repair adds (renamed event files), after the listing
-    let mut added: Vec<(String, std::path::PathBuf)> = overlay
+    let mut added: Vec<(String, PathBuf, Option<fs::FileType>)> = overlay
         .files
         .keys()
         .filter_map(|rel| rel.strip_prefix("events/"))
-        .filter(|name| !listed.iter().any(|(n, _)| n == name))
-        .map(|name| (name.to_string(), events_dir.join(name)))
+        .filter(|name| !listed.iter().any(|(n, _, _)| n == name))
+        .map(|name| (name.to_string(), events_dir.join(name), None))
         .collect();
-    added.sort();
-    for (pos, (name, path)) in listed.into_iter().chain(added).enumerate() {
-        // `_count_events_on_disk` sees a directory (or a link to one) as
-        // `name/`, which does not end in `.json`: it is not counted.
-        if counts_as_event_file(&name)
-            && (overlay.contains_key(&format!("events/{name}"))
-                || !fs::metadata(&path).is_ok_and(|m| m.is_dir()))
-        {
-            out.on_disk += 1;
-        }
-        match parse_event_name(&name, wide_index) {
-            Some(n) => {
-                let (record, mtime, size) =
-                    match read_with(&path, &format!("events/{name}"), overlay) {
-                        Ok((bytes, mtime)) => (
-                            parse_event_for(&bytes, Some(version)),
-                            mtime,
-                            bytes.len() as u64,
-                        ),
-                        Err(e) => (Err(e), None, 0),
-                    };
-                out.files.push(EventFile {
-                    name,
-                    idx: n.idx,
-                    name_id: n.id,
-                    listing_pos: pos,
-                    record,
-                    mtime,
-                    size,
-                });
-            }
-            None if counts_as_event_file(&name) => {
-                let record = read_regular(&path)
-                    .ok()
-                    .and_then(|(b, _)| parse_event(&b).ok());
-                out.stray.push(StrayFile { name, record });
-            }
-            None => {
+    added.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    // Each entry is read and parsed on its own (in parallel on the pool the
+    // caller runs in; one thread with -j1), then gathered in listing order.
+    enum Entry {
+        File(EventFile),
+        Stray(StrayFile),
+        Other(String),
+    }
+    let entries: Vec<(bool, Entry)> = listed
+        .into_iter()
+        .chain(added)
+        .enumerate()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(pos, (name, path, ft))| {
+            // `_count_events_on_disk` sees a directory (or a link to one) as
+            // `name/`, which does not end in `.json`: it is not counted.
+            let regular = ft.is_some_and(|t| t.is_file());
+            let counted = counts_as_event_file(&name)
+                && (overlay.contains_key(&format!("events/{name}"))
+                    || regular
+                    || !fs::metadata(&path).is_ok_and(|m| m.is_dir()));
+            let entry = match parse_event_name(&name, wide_index) {
+                Some(n) => {
+                    let (record, mtime, size) =
+                        match read_listed(&path, &format!("events/{name}"), overlay, regular) {
+                            Ok((bytes, mtime)) => (
+                                parse_event_for(&bytes, Some(version)),
+                                mtime,
+                                bytes.len() as u64,
+                            ),
+                            Err(e) => (Err(e), None, 0),
+                        };
+                    Entry::File(EventFile {
+                        name,
+                        idx: n.idx,
+                        name_id: n.id,
+                        listing_pos: pos,
+                        record,
+                        mtime,
+                        size,
+                    })
+                }
+                None if counts_as_event_file(&name) => {
+                    let record = read_regular(&path)
+                        .ok()
+                        .and_then(|(b, _)| parse_event(&b).ok());
+                    Entry::Stray(StrayFile { name, record })
+                }
+                None => Entry::Other(name),
+            };
+            (counted, entry)
+        })
+        .collect();
+    for (counted, entry) in entries {
+        out.on_disk += usize::from(counted);
+        match entry {
+            Entry::File(f) => out.files.push(f),
+            Entry::Stray(f) => out.stray.push(f),
+            Entry::Other(name) => {
                 out.other.insert(name);
             }
         }

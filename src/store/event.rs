@@ -407,49 +407,52 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
 }
 
 impl KindOnly {
-    fn from_value(v: Value) -> KindOnly {
+    fn from_value(v: &Jv) -> KindOnly {
         match v {
-            Value::Object(mut m) => KindOnly::Object {
-                kind: m.remove("kind"),
+            Jv::Object(m) => KindOnly::Object {
+                kind: m.get("kind").map(Jv::to_serde),
             },
             other => KindOnly::Other(match other {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::String(_) => "a string",
+                Jv::Null => "null",
+                Jv::Bool(_) => "a boolean",
+                Jv::Number(_) => "a number",
+                Jv::String(_) => "a string",
                 _ => "an array",
             }),
         }
     }
 }
 
+use crate::validate::jv::Value as Jv;
+
 impl RawEvent {
     /// The same fields as the lazy deserializer, from a parsed object (a
     /// repeated key already kept its last value, as in Python).
-    fn from_map(m: serde_json::Map<String, Value>) -> RawEvent {
+    fn from_map(m: &crate::validate::jv::Map) -> RawEvent {
         let mut r = RawEvent::default();
         for (k, v) in m {
-            match crate::kinds::key_bit(&k) {
+            let k: &str = k;
+            match crate::kinds::key_bit(k) {
                 Some(bit) => r.keys |= 1u128 << bit,
                 None => {
                     // capped like the lazy path: linear in the key count
-                    if r.odd_keys.len() < MAX_ODD_KEYS && !r.odd_keys.contains(&k) {
-                        r.odd_keys.push(k.clone());
+                    if r.odd_keys.len() < MAX_ODD_KEYS && !r.odd_keys.iter().any(|o| o == k) {
+                        r.odd_keys.push(k.to_string());
                     }
                 }
             }
-            match k.as_str() {
-                "id" => r.id = Some(v),
-                "kind" => r.kind = Some(v),
-                "source" => r.source = Some(v),
-                "parent_id" => r.parent_id = Some(v),
-                "timestamp" => r.timestamp = Some(v),
+            match k {
+                "id" => r.id = Some(v.to_serde()),
+                "kind" => r.kind = Some(v.to_serde()),
+                "source" => r.source = Some(v.to_serde()),
+                "parent_id" => r.parent_id = Some(v.to_serde()),
+                "timestamp" => r.timestamp = Some(v.to_serde()),
                 "action" => r.action = Some(KindOnly::from_value(v)),
                 "observation" => r.observation = Some(KindOnly::from_value(v)),
-                "tool_call_id" => r.tool_call_id = Some(v),
-                "action_id" => r.action_id = Some(v),
-                "key" => r.key = Some(v),
-                "error" => r.error = Some(v),
+                "tool_call_id" => r.tool_call_id = Some(v.to_serde()),
+                "action_id" => r.action_id = Some(v.to_serde()),
+                "key" => r.key = Some(v.to_serde()),
+                "error" => r.error = Some(v.to_serde()),
                 _ => {}
             }
         }
@@ -470,16 +473,17 @@ pub fn parse_event_for(
     let text = precheck(bytes)?;
     // serde_json's own nesting limit (128) is below the SDK's (201): such a
     // file, and every syntax error, takes the lazy path (not validated there).
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
-        return parse_event(bytes);
+    // The tree borrows the text's strings (crate::validate::jv).
+    let value = match serde_json::from_str::<Jv>(&text) {
+        Ok(v @ Jv::Object(_)) => v,
+        _ => return parse_event(bytes),
     };
-    let value = Value::Object(map);
-    let mut errors = crate::validate::event(schema, &value).errors;
+    let mut errors = crate::validate::event_tree(schema, &value).errors;
     // a crash (not a ValidationError) decides the exception: keep it first
     errors.sort_by_key(|e| e.exception() == "ValidationError");
     errors.truncate(MAX_KEPT_ERRORS);
-    let Value::Object(map) = value else {
-        unreachable!("built as an object above")
+    let Jv::Object(map) = &value else {
+        unreachable!("matched as an object above")
     };
     let mut rec = build(RawEvent::from_map(map))?;
     rec.invalid = errors;

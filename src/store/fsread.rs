@@ -50,10 +50,26 @@ pub fn read_regular(path: &Path) -> Result<(Vec<u8>, Metadata), Unreadable> {
     if md.len() > READ_LIMIT {
         return Err(Unreadable::TooLarge(md.len()));
     }
+    read_opened(path)
+}
+
+/// [`read_regular`] for a path its directory listing (`d_type`) already
+/// showed to be a regular file: the `lstat` is skipped. Opening still
+/// neither follows a link nor blocks on a FIFO, and the opened file must be
+/// a regular file within the read limit, so an entry swapped after the
+/// listing is refused the same way.
+pub fn read_listed_regular(path: &Path) -> Result<(Vec<u8>, Metadata), Unreadable> {
+    read_opened(path)
+}
+
+fn read_opened(path: &Path) -> Result<(Vec<u8>, Metadata), Unreadable> {
     let mut f = open_nonblocking(path).map_err(|e| Unreadable::Io(io_reason(&e)))?;
     let md2 = f.metadata().map_err(|e| Unreadable::Io(io_reason(&e)))?;
     if let Some(what) = file_kind(&md2) {
         return Err(Unreadable::NotAFile(what));
+    }
+    if md2.len() > READ_LIMIT {
+        return Err(Unreadable::TooLarge(md2.len()));
     }
     let mut buf = Vec::with_capacity(md2.len() as usize);
     (&mut f)

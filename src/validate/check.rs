@@ -2,7 +2,7 @@
 //! Error types and messages are pydantic's; no message ever quotes a value
 //! from the file (only locations, types and the schema's own constants).
 
-use serde_json::{Map, Value};
+use super::jv::{Map, Value};
 
 use super::schema::{Extra, FnMode, Node, NodeId, Schema, Sem};
 
@@ -60,12 +60,33 @@ impl Outcome {
 
 const MAX_DEPTH: usize = 300;
 
+/// One step of a `loc`, kept unformatted until an error needs it (most
+/// validations raise none, so no segment is ever allocated).
+enum Seg<'s> {
+    /// A field, tag or class name from the schema.
+    Name(&'s str),
+    /// A list or tuple index.
+    Idx(usize),
+    /// A key from the file (a dict key, an extra key).
+    Owned(String),
+}
+
+impl std::fmt::Display for Seg<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Seg::Name(s) => f.write_str(s),
+            Seg::Idx(i) => write!(f, "{i}"),
+            Seg::Owned(s) => f.write_str(s),
+        }
+    }
+}
+
 struct Ctx<'s> {
     s: &'s Schema,
     /// pydantic renders the messages for a JSON input (`model_validate_json`:
     /// events) differently from a Python one (the state).
     json: bool,
-    loc: Vec<String>,
+    loc: Vec<Seg<'s>>,
     out: Outcome,
     depth: usize,
 }
@@ -88,7 +109,7 @@ fn show(v: &Value) -> String {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
-        other => other.to_string(),
+        other => other.to_serde().to_string(),
     }
 }
 
@@ -103,9 +124,21 @@ fn expected_list(vals: &[Value]) -> String {
 }
 
 impl<'s> Ctx<'s> {
+    fn loc_string(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for (i, seg) in self.loc.iter().enumerate() {
+            if i > 0 {
+                out.push('.');
+            }
+            let _ = write!(out, "{seg}");
+        }
+        out
+    }
+
     fn err(&mut self, kind: &'static str, msg: impl Into<String>) {
         self.out.errors.push(VError {
-            loc: self.loc.join("."),
+            loc: self.loc_string(),
             kind,
             msg: msg.into(),
             client_kind: None,
@@ -113,7 +146,7 @@ impl<'s> Ctx<'s> {
     }
 
     fn unjudged(&mut self, what: &str) {
-        let loc = self.loc.join(".");
+        let loc = self.loc_string();
         if !self
             .out
             .unjudged
@@ -124,8 +157,8 @@ impl<'s> Ctx<'s> {
         }
     }
 
-    fn at(&mut self, seg: impl Into<String>, id: NodeId, v: &Value) {
-        self.loc.push(seg.into());
+    fn at(&mut self, seg: Seg<'s>, id: NodeId, v: &Value) {
+        self.loc.push(seg);
         self.run(id, v);
         self.loc.pop();
     }
@@ -269,7 +302,7 @@ impl<'s> Ctx<'s> {
                 Value::Array(a) => {
                     if let Some(it) = item {
                         for (i, x) in a.iter().enumerate() {
-                            self.at(i.to_string(), *it, x);
+                            self.at(Seg::Idx(i), *it, x);
                         }
                     }
                     if let Some(m) = min.filter(|m| a.len() < *m) {
@@ -299,11 +332,11 @@ impl<'s> Ctx<'s> {
                 Value::Array(a) => {
                     for (i, x) in a.iter().enumerate() {
                         if x.is_array() || x.is_object() {
-                            self.loc.push(i.to_string());
+                            self.loc.push(Seg::Idx(i));
                             self.err("TypeError", format!("unhashable type: '{}'", type_of(x)));
                             self.loc.pop();
                         } else if let Some(it) = item {
-                            self.at(i.to_string(), *it, x);
+                            self.at(Seg::Idx(i), *it, x);
                         }
                     }
                 }
@@ -318,12 +351,12 @@ impl<'s> Ctx<'s> {
                     for (k, x) in m {
                         if let Some(kn) = key {
                             let kv = Value::String(k.clone());
-                            self.loc.push(format!("{k}.[key]"));
+                            self.loc.push(Seg::Owned(format!("{k}.[key]")));
                             self.run(*kn, &kv);
                             self.loc.pop();
                         }
                         if let Some(vn) = value {
-                            self.at(k.clone(), *vn, x);
+                            self.at(Seg::Owned(k.to_string()), *vn, x);
                         }
                     }
                 }
@@ -367,7 +400,7 @@ impl<'s> Ctx<'s> {
                     Some(tag) => {
                         let tag_s = tag.as_str();
                         match choices.iter().find(|(k, _)| Some(k.as_str()) == tag_s) {
-                            Some((k, c)) => self.at(k.clone(), *c, v),
+                            Some((k, c)) => self.at(Seg::Name(k), *c, v),
                             None => {
                                 let names: Vec<String> =
                                     choices.iter().map(|(k, _)| format!("'{k}'")).collect();
@@ -427,9 +460,13 @@ impl<'s> Ctx<'s> {
                             .flatten()
                     });
                     match hit {
-                        Some((k, x)) => self.at(k.clone(), f.node, x),
+                        // the key found is the field's alias or its name
+                        Some((k, x)) => {
+                            let seg = if *k == f.key { &f.key } else { &f.name };
+                            self.at(Seg::Name(seg), f.node, x)
+                        }
                         None if f.required => {
-                            self.loc.push(f.key.clone());
+                            self.loc.push(Seg::Name(&f.key));
                             self.err("missing", "Field required");
                             self.loc.pop();
                         }
@@ -449,11 +486,11 @@ impl<'s> Ctx<'s> {
                         }
                         match (extra, extras) {
                             (Extra::Forbid, _) => {
-                                self.loc.push(k.clone());
+                                self.loc.push(Seg::Owned(k.to_string()));
                                 self.err("extra_forbidden", "Extra inputs are not permitted");
                                 self.loc.pop();
                             }
-                            (_, Some(xs)) => self.at(k.clone(), *xs, x),
+                            (_, Some(xs)) => self.at(Seg::Owned(k.to_string()), *xs, x),
                             _ => {}
                         }
                     }
@@ -497,17 +534,18 @@ impl<'s> Ctx<'s> {
 
     /// pydantic's label of a union member in `loc` (a model's class name, a
     /// scalar's type name).
-    fn label(&self, mut id: NodeId) -> Option<String> {
+    fn label(&self, mut id: NodeId) -> Option<&'s str> {
+        let s: &'s Schema = self.s;
         for _ in 0..8 {
-            match &self.s.nodes[id] {
-                Node::Model { name, .. } => return Some(name.clone()),
+            match &s.nodes[id] {
+                Node::Model { name, .. } => return Some(name),
                 Node::Fn { inner: Some(i), .. } => id = *i,
                 Node::Chain(steps) if steps.len() == 1 => id = steps[0],
-                Node::Str { .. } => return Some("str".into()),
-                Node::Int(_) => return Some("int".into()),
-                Node::Float(_) => return Some("float".into()),
-                Node::Bool => return Some("bool".into()),
-                Node::None => return Some("none".into()),
+                Node::Str { .. } => return Some("str"),
+                Node::Int(_) => return Some("int"),
+                Node::Float(_) => return Some("float"),
+                Node::Bool => return Some("bool"),
+                Node::None => return Some("none"),
                 _ => return None,
             }
         }
@@ -544,12 +582,15 @@ impl<'s> Ctx<'s> {
         let kind = match m.get("kind") {
             None | Some(Value::Null) if choices.len() == 1 => Some(choices[0].0.as_str()),
             None | Some(Value::Null) => None,
-            Some(Value::String(k)) => Some(k.as_str()),
+            Some(Value::String(k)) => Some(k.as_ref()),
             Some(Value::Array(_)) | Some(Value::Object(_)) if unhashable_ve => None,
             Some(Value::Array(_)) | Some(Value::Object(_)) => {
                 self.err(
                     "TypeError",
-                    format!("unhashable type: '{}'", type_of(&m["kind"])),
+                    format!(
+                        "unhashable type: '{}'",
+                        type_of(m.get("kind").unwrap_or(&Value::Null))
+                    ),
                 );
                 return;
             }
@@ -577,8 +618,10 @@ impl<'s> Ctx<'s> {
     }
 
     fn function(&mut self, mode: FnMode, name: &str, sem: &Sem, inner: Option<NodeId>, v: &Value) {
-        let short = name.rsplit('.').take(2).collect::<Vec<_>>();
-        let short = short.into_iter().rev().collect::<Vec<_>>().join(".");
+        let short = || {
+            let short = name.rsplit('.').take(2).collect::<Vec<_>>();
+            short.into_iter().rev().collect::<Vec<_>>().join(".")
+        };
         match sem {
             Sem::Pass => {
                 if let Some(i) = inner {
@@ -609,7 +652,7 @@ impl<'s> Ctx<'s> {
             }
             Sem::DropKeys(keys) => match (v, inner) {
                 (Value::Object(m), Some(i)) if keys.iter().any(|k| m.contains_key(k)) => {
-                    let mut m2: Map<String, Value> = m.clone();
+                    let mut m2: Map = m.clone();
                     for k in keys {
                         m2.remove(k);
                     }
@@ -629,14 +672,14 @@ impl<'s> Ctx<'s> {
                 match v {
                     Value::String(t) => {
                         let norm = t.trim().to_lowercase().replace(['-', ' '], "_");
-                        let cand = Value::String(norm.clone());
+                        let cand = Value::String(norm.clone().into());
                         let o = self.trial(i, &cand);
                         if o.is_valid() {
                             return;
                         }
                         let mapped = aliases
                             .get(&norm)
-                            .map(|a| Value::String(a.clone()))
+                            .map(|a| Value::String(a.clone().into()))
                             .unwrap_or_else(|| v.clone());
                         self.run(i, &mapped);
                     }
@@ -725,10 +768,10 @@ impl<'s> Ctx<'s> {
                     let ok = o.is_valid();
                     self.merge(o);
                     if ok {
-                        self.unjudged(&short);
+                        self.unjudged(&short());
                     }
                 }
-                _ => self.unjudged(&short),
+                _ => self.unjudged(&short()),
             },
         }
     }
@@ -738,7 +781,7 @@ impl<'s> Ctx<'s> {
             None => {
                 for (i, x) in a.iter().enumerate() {
                     match items.get(i) {
-                        Some(&n) => self.at(i.to_string(), n, x),
+                        Some(&n) => self.at(Seg::Idx(i), n, x),
                         None => {
                             self.err(
                                 "too_long",
@@ -754,7 +797,7 @@ impl<'s> Ctx<'s> {
                     }
                 }
                 if a.len() < items.len() {
-                    self.loc.push(a.len().to_string());
+                    self.loc.push(Seg::Idx(a.len()));
                     self.err("missing", "Field required");
                     self.loc.pop();
                 }
@@ -764,7 +807,7 @@ impl<'s> Ctx<'s> {
                 let head = var;
                 let tail = items.len().saturating_sub(var + 1);
                 if a.len() < head + tail {
-                    self.loc.push(a.len().to_string());
+                    self.loc.push(Seg::Idx(a.len()));
                     self.err("missing", "Field required");
                     self.loc.pop();
                     return;
@@ -777,7 +820,7 @@ impl<'s> Ctx<'s> {
                     } else {
                         items[var]
                     };
-                    self.at(i.to_string(), n, x);
+                    self.at(Seg::Idx(i), n, x);
                 }
             }
         }
@@ -788,8 +831,8 @@ impl<'s> Ctx<'s> {
         let mut unjudged_ok: Option<Outcome> = None;
         for &c in choices {
             let label = self.label(c);
-            if let Some(l) = &label {
-                self.loc.push(l.clone());
+            if let Some(l) = label {
+                self.loc.push(Seg::Name(l));
             }
             let o = self.trial(c, v);
             if label.is_some() {
@@ -877,7 +920,7 @@ impl Schema {
 /// Scalar coercions of pydantic's lax Python mode, on JSON values
 /// (checked against real pydantic by fixtures/coercions.json).
 pub mod scalar {
-    use serde_json::Value;
+    use super::super::jv::Value;
 
     pub type E = (&'static str, &'static str);
 

@@ -10,6 +10,7 @@
 //! encoded, the result says "cannot judge" instead of guessing.
 
 mod check;
+pub mod jv;
 mod schema;
 
 pub use check::{Outcome, VError};
@@ -68,12 +69,17 @@ pub fn broken_schema_files() -> Vec<String> {
 
 /// Validate one event (the parsed JSON of its file) as `Event.model_validate_json`.
 pub fn event(schema: &Schema, v: &Value) -> Outcome {
+    event_tree(schema, &jv::Value::from_serde(v))
+}
+
+/// [`event`] on the borrowed tree the event reader parses (see [`jv`]).
+pub fn event_tree(schema: &Schema, v: &jv::Value) -> Outcome {
     schema.validate(schema.event_root, v, true)
 }
 
 /// Validate `base_state.json` as `ConversationState.model_validate(json.loads(..))`.
 pub fn state(schema: &Schema, v: &Value) -> Outcome {
-    schema.validate(schema.state_root, v, false)
+    schema.validate(schema.state_root, &jv::Value::from_serde(v), false)
 }
 
 /// Parse and validate an event file's text for release `v`. `None` when the
@@ -81,8 +87,8 @@ pub fn state(schema: &Schema, v: &Value) -> Outcome {
 /// report unreadable files).
 pub fn event_text(v: Version, text: &str) -> Option<Outcome> {
     let schema = schema_for(v).ok()?;
-    let value: Value = serde_json::from_str(text).ok()?;
-    Some(event(schema, &value))
+    let value: jv::Value = serde_json::from_str(text).ok()?;
+    Some(event_tree(schema, &value))
 }
 
 /// The state verdict for the view (the hook `view::tree` calls): `Err` with

@@ -80,9 +80,9 @@ pub enum Node {
         pattern: bool,
     },
     Bytes,
-    Literal(Vec<Value>),
+    Literal(Vec<super::jv::Value<'static>>),
     Enum {
-        values: Vec<Value>,
+        values: Vec<super::jv::Value<'static>>,
         /// pydantic's `sub_type`: `str`, `int`, `float` or empty.
         sub: String,
     },
@@ -263,14 +263,18 @@ impl<'a> Compiler<'a> {
                 m.get("v")
                     .and_then(Value::as_array)
                     .ok_or("a literal without values")?
-                    .clone(),
+                    .iter()
+                    .map(super::jv::Value::owned)
+                    .collect(),
             ),
             "enum" => Node::Enum {
                 values: m
                     .get("v")
                     .and_then(Value::as_array)
                     .ok_or("an enum without values")?
-                    .clone(),
+                    .iter()
+                    .map(super::jv::Value::owned)
+                    .collect(),
                 sub: m
                     .get("sub")
                     .and_then(Value::as_str)
