@@ -1,7 +1,7 @@
 //! `empty-conversation`: a conversation folder of a store emptied down to
 //! nothing (no base_state.json, no meta.json, no events/).
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 
 pub struct EmptyConversation;
 
@@ -32,6 +32,12 @@ Why it matters
 Repair
   None automatic: restore the folder from a backup if there is one, else
   remove it."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "nothing is left to repair: the folder holds no file of the conversation; restore it from a backup, or remove the empty folder (the server will create a fresh conversation if that id is started again)",
+        )
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -1,6 +1,6 @@
 //! `invalid-state`: base_state.json is JSON, but `ConversationState` refuses it.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
 
 pub struct InvalidState;
@@ -37,6 +37,12 @@ Why it matters
 Repair
   None automatic. Fix the named field by hand (keep a copy), or restore
   base_state.json from a backup."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "no field of base_state.json has a value convo-doctor can know for certain (the SDK's defaults are not what the conversation had): fix the named field by hand, keeping a copy, or restore the file from a backup",
+        )
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

@@ -2,7 +2,7 @@
 //! agent-server release judged for (`--server-version`) does not list this
 //! conversation. The rules are in `crate::server`.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::{self, lease, Inputs, Verdict};
 use crate::view::LoadError;
 
@@ -106,6 +106,12 @@ Repair
   None automatic. Rename the folder to the id in its meta.json, restore a
   meta.json or base_state.json from a backup, or fix the field named; see
   `convo-doctor explain live-lease` for leases."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "the deciding rule names the file to fix; where that is a finding with its own repair (an unreadable state, a lease) that repair applies; renaming folders or rewriting meta.json ids is left to a human",
+        )
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

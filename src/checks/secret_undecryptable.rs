@@ -9,7 +9,7 @@ use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 
 pub struct SecretUndecryptable;
 
@@ -161,6 +161,12 @@ Why it matters
 Repair
   None: configure the key that encrypted them (as OH_PREVIOUS_SECRET_KEYS
   when it is an old one), or enter the secret again."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "a value no configured key decrypts cannot be recovered by convo-doctor: configure the key that wrote it (OH_PREVIOUS_SECRET_KEYS), or enter the secret again",
+        )
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

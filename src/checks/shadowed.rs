@@ -1,7 +1,7 @@
 //! `shadowed` (warning): another folder of the same conversations directory
 //! carries the same id in its meta.json.
 
-use super::{Check, Ctx, Finding, Severity};
+use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::{self, json_uuid, Era};
 
 pub struct Shadowed;
@@ -36,6 +36,12 @@ Why it matters
 Repair
   None automatic. Move the copies out of the conversations directory (a
   backup belongs outside it), or give a copy its own id."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "which copy is the real one is the operator's call: move the copy out of the conversations directory (never delete it)",
+        )
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
