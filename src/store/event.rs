@@ -45,6 +45,25 @@ pub fn canonical_name(idx: u64, id: &str) -> String {
     format!("event-{idx:05}-{id}.json")
 }
 
+/// Whether `name` is exactly [`canonical_name`]`(idx, id)`, without building
+/// it (the reader asks this of every event it reads).
+pub fn is_canonical_name(name: &str, idx: u64, id: &str) -> bool {
+    let Some(rest) = name
+        .strip_prefix("event-")
+        .and_then(|r| r.strip_suffix(".json"))
+    else {
+        return false;
+    };
+    let Some((digits, rest_id)) = rest.split_once('-') else {
+        return false;
+    };
+    let width = idx.checked_ilog10().map_or(1, |l| l as usize + 1).max(5);
+    rest_id == id
+        && digits.len() == width
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && digits.parse::<u64>() == Ok(idx)
+}
+
 /// What `_count_events_on_disk` counts (and what `on_disk` reports).
 pub fn counts_as_event_file(name: &str) -> bool {
     name.starts_with("event-") && name.ends_with(".json")
@@ -708,6 +727,35 @@ mod tests {
         assert!(parse_event_name("event-00007-abcdef12.json.tmp", true).is_none());
         assert!(counts_as_event_file("event-7-x.json"));
         assert!(!counts_as_event_file(".eventlog.lock"));
+    }
+
+    #[test]
+    fn is_canonical_name_agrees_with_canonical_name() {
+        let ids = ["ab", "abcdef12", "a-b", ""];
+        let idxs = [0u64, 7, 99_999, 100_000, 123_456, u64::MAX];
+        let names = [
+            "event-00007-ab.json",
+            "event-000007-ab.json",
+            "event-7-ab.json",
+            "event-00000-.json",
+            "event-99999-abcdef12.json",
+            "event-100000-abcdef12.json",
+            "event-0100000-abcdef12.json",
+            "event-123456-a-b.json",
+            "event-+0007-ab.json",
+            "event-00007-ab.json.tmp",
+            "event-18446744073709551615-ab.json",
+            "x",
+        ];
+        for id in ids {
+            for idx in idxs {
+                let canon = canonical_name(idx, id);
+                assert!(is_canonical_name(&canon, idx, id), "{canon}");
+                for n in names {
+                    assert_eq!(is_canonical_name(n, idx, id), n == canon, "{n} {idx} {id}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::kinds::Kinds;
-use crate::store::event::{canonical_name, ParentRef};
+use crate::store::event::{canonical_name, is_canonical_name, ParentRef};
 use crate::store::{Conversation, EventFile, EventRecord, Index, Unreadable};
 use crate::version::Version;
 
@@ -163,9 +163,10 @@ impl<'a> Reader<'a> {
     /// `EventLog[idx]` as the SDK of `self.version` would do it.
     pub fn read(&self, idx: usize) -> Result<&'a EventRecord, ReadError> {
         let f = self.file(idx);
-        let expected = canonical_name(idx as u64, &f.name_id);
-        if f.name != expected {
-            return Err(ReadError::NonCanonicalName { expected });
+        if !is_canonical_name(&f.name, idx as u64, &f.name_id) {
+            return Err(ReadError::NonCanonicalName {
+                expected: canonical_name(idx as u64, &f.name_id),
+            });
         }
         let rec = f
             .record
