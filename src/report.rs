@@ -123,7 +123,8 @@ pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
         ),
         LoadError::IdMismatch { expected, found } => {
             format!(
-                "Conversation ID mismatch: folder is {}, base_state.json has {}",
+                "Conversation ID mismatch: {} is {}, base_state.json has {}",
+                crate::checks::id_mismatch::id_source(ctx),
                 ctx.quote(expected),
                 ctx.quote(found)
             )

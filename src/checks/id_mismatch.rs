@@ -40,11 +40,28 @@ Repair
                 Severity::Error,
                 "base_state.json",
                 format!(
-                    "base_state.json is for conversation {}, but this folder is {}; the SDK refuses to resume it",
+                    "base_state.json is for conversation {}, but {} is {}; the SDK refuses to resume it",
                     ctx.quote(found),
+                    id_source(ctx),
                     ctx.quote(expected)
                 ),
             ));
         }
+    }
+}
+
+/// Where the id the SDK is asked to resume comes from: the agent-server
+/// passes meta.json's id; without meta.json, the folder name is the id.
+pub fn id_source(ctx: &Ctx) -> &'static str {
+    let meta_id = ctx
+        .conv
+        .meta
+        .value()
+        .and_then(|m| m.get("id"))
+        .is_some_and(|v| v.is_string());
+    if meta_id {
+        "meta.json's id"
+    } else {
+        "the folder's name"
     }
 }

@@ -22,7 +22,7 @@ mod empty_conversation;
 pub mod false_root;
 mod filename_id_mismatch;
 pub mod head_lag;
-mod id_mismatch;
+pub mod id_mismatch;
 mod index_gap;
 mod invalid_event;
 mod invalid_state;
