@@ -802,6 +802,11 @@ impl<'s> Ctx<'s> {
                     self.run(i, &Value::Object(d))
                 }
             }
+            Sem::NullToEmptyDict => match (v, inner) {
+                (Value::Null, Some(i)) => self.run(i, &Value::Object(Map::new())),
+                (_, Some(i)) => self.run(i, v),
+                _ => {}
+            },
             Sem::SystemPromptFields => {
                 let Value::Object(m) = v else {
                     if let Some(i) = inner {

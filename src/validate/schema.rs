@@ -68,6 +68,8 @@ pub enum Sem {
     /// `LLM._coerce_inputs`: `model` required and a str, then defaults
     /// (`stream_idle_timeout` from `timeout` when `idle_default`).
     LlmCoerceInputs { idle_default: bool },
+    /// `Tool.validate_params`: `null` -> `{}`, anything else unchanged.
+    NullToEmptyDict,
     /// `AgentBase._validate_system_prompt_fields`.
     SystemPromptFields,
     /// `Agent._add_security_prompt_as_default`.
@@ -462,6 +464,7 @@ impl<'a> Compiler<'a> {
                             .unwrap_or(false),
                     },
                     "system_prompt_fields" => Sem::SystemPromptFields,
+                    "null_to_empty_dict" => Sem::NullToEmptyDict,
                     "security_prompt_default" => Sem::SecurityPromptDefault,
                     "tags" => {
                         Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
