@@ -793,8 +793,10 @@ impl<'s> Ctx<'s> {
                     d.insert("api_version".into(), Value::from("2024-12-01-preview"));
                 }
                 if model.starts_with("openai/")
-                    && matches!(d.get("base_url").and_then(Value::as_str),
-                        Some("https://api.openai.com" | "https://api.openai.com/"))
+                    && matches!(
+                        d.get("base_url").and_then(Value::as_str),
+                        Some("https://api.openai.com" | "https://api.openai.com/")
+                    )
                 {
                     d.insert("base_url".into(), Value::Null);
                 }
