@@ -70,6 +70,19 @@ struct Ctx<'s> {
     depth: usize,
 }
 
+/// `re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()`: `_` before every ASCII
+/// capital but the first character, then Python's `str.lower()`.
+fn pascal_to_snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if i > 0 && c.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(c);
+    }
+    out.to_lowercase()
+}
+
 /// Python's `not x` for a parsed JSON value (`None` when the key is absent).
 fn py_falsy(v: Option<&Value>) -> bool {
     match v {
@@ -802,6 +815,46 @@ impl<'s> Ctx<'s> {
                 }
                 if let Some(i) = inner {
                     self.run(i, &Value::Object(d))
+                }
+            }
+            Sem::HooksInput(fields) => {
+                let Value::Object(m) = v else {
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                    return;
+                };
+                let data = match m.get("hooks") {
+                    None => m,
+                    Some(Value::Object(h)) => h,
+                    Some(other) => {
+                        let t = if other.is_null() {
+                            "NoneType"
+                        } else {
+                            type_of(other)
+                        };
+                        self.err(
+                            "AttributeError",
+                            format!("'{t}' object has no attribute 'items'"),
+                        );
+                        return;
+                    }
+                };
+                let mut norm = Map::new();
+                for (k, x) in data {
+                    let snake = pascal_to_snake(k);
+                    if snake != *k && !fields.contains(&snake) {
+                        self.err("value_error", "Value error, Unknown event type");
+                        return;
+                    }
+                    if norm.contains_key(&snake) {
+                        self.err("value_error", "Value error, Duplicate hook event");
+                        return;
+                    }
+                    norm.insert(snake, x.clone());
+                }
+                if let Some(i) = inner {
+                    self.run(i, &Value::Object(norm))
                 }
             }
             Sem::NullToEmptyDict => match (v, inner) {

@@ -68,6 +68,9 @@ pub enum Sem {
     /// `LLM._coerce_inputs`: `model` required and a str, then defaults
     /// (`stream_idle_timeout` from `timeout` when `idle_default`).
     LlmCoerceInputs { idle_default: bool },
+    /// `HookConfig._normalize_hooks_input`: the `hooks` wrapper, PascalCase
+    /// keys (which must name one of these fields) to snake_case.
+    HooksInput(Vec<String>),
     /// `Tool.validate_params`: `null` -> `{}`, anything else unchanged.
     NullToEmptyDict,
     /// `AgentBase._validate_system_prompt_fields`.
@@ -465,6 +468,16 @@ impl<'a> Compiler<'a> {
                     },
                     "system_prompt_fields" => Sem::SystemPromptFields,
                     "null_to_empty_dict" => Sem::NullToEmptyDict,
+                    "hooks_input" => Sem::HooksInput(
+                        m.get("fields")
+                            .and_then(Value::as_array)
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|k| k.as_str().map(String::from))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    ),
                     "security_prompt_default" => Sem::SecurityPromptDefault,
                     "tags" => {
                         Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
