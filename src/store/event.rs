@@ -392,6 +392,14 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
 fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
     let kind = match raw.kind {
         Some(Value::String(s)) if !s.is_empty() => s,
+        // `_validate_subtype`'s dict lookup of an unhashable kind: TypeError
+        Some(k @ (Value::Array(_) | Value::Object(_))) => {
+            return Err(Unreadable::BadField {
+                field: "kind",
+                found: type_name(&k),
+                expected: "a string",
+            })
+        }
         _ => return Err(Unreadable::MissingKind),
     };
     let parent = match raw.parent_id {

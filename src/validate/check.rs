@@ -91,6 +91,31 @@ struct Ctx<'s> {
     depth: usize,
 }
 
+/// `re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()`: `_` before every ASCII
+/// capital but the first character, then Python's `str.lower()`.
+fn pascal_to_snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if i > 0 && c.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(c);
+    }
+    out.to_lowercase()
+}
+
+/// Python's `not x` for a parsed JSON value (`None` when the key is absent).
+fn py_falsy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => true,
+        Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(Value::Object(o)) => o.is_empty(),
+        Some(Value::Bool(true)) => false,
+    }
+}
+
 fn type_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "None",
@@ -423,6 +448,7 @@ impl<'s> Ctx<'s> {
                 dum,
                 kind_alias,
                 custom_init,
+                init_str,
             } => {
                 let Value::Object(m) = v else {
                     if *dum && s.dum_crash {
@@ -453,6 +479,31 @@ impl<'s> Ctx<'s> {
                     self.unjudged("a model with a field aliased `kind`");
                     return;
                 }
+                // the class's own __init__(*, key, **kwargs) passes str(key) on
+                let inited;
+                let m = if init_str.is_empty() {
+                    m
+                } else {
+                    let mut m2 = m.clone();
+                    for k in init_str {
+                        match m2.get_mut(k) {
+                            Some(x) => {
+                                if !x.is_string() {
+                                    *x = Value::String(x.to_string());
+                                }
+                            }
+                            None => {
+                                self.err(
+                                    "TypeError",
+                                    format!("{name}.__init__() missing 1 required keyword-only argument: '{k}'"),
+                                );
+                                return;
+                            }
+                        }
+                    }
+                    inited = m2;
+                    &inited
+                };
                 for f in fields {
                     let hit = m.get_key_value(f.key.as_str()).or_else(|| {
                         f.by_name
@@ -762,6 +813,140 @@ impl<'s> Ctx<'s> {
                     format!("'{}' object has no attribute 'items'", type_of(other)),
                 ),
             },
+            Sem::NonDictPass => match (v, inner) {
+                (Value::Object(_), _) => self.unjudged(&short),
+                (_, Some(i)) => self.run(i, v),
+                _ => {}
+            },
+            Sem::LlmCoerceInputs { idle_default } => {
+                let Value::Object(m) = v else {
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                    return;
+                };
+                let model = match m.get("model") {
+                    x if py_falsy(x) => {
+                        self.err("value_error", "Value error, model must be specified in LLM");
+                        return;
+                    }
+                    Some(Value::String(s)) => s.as_str(),
+                    Some(other) => {
+                        self.err(
+                            "AttributeError",
+                            format!("'{}' object has no attribute 'startswith'", type_of(other)),
+                        );
+                        return;
+                    }
+                    None => unreachable!("None is falsy"),
+                };
+                let mut d = m.clone();
+                if *idle_default && !d.contains_key("stream_idle_timeout") {
+                    let t = d.get("timeout").cloned().unwrap_or(Value::from(300));
+                    d.insert("stream_idle_timeout".into(), t);
+                }
+                if model.starts_with("azure") && py_falsy(d.get("api_version")) {
+                    d.insert("api_version".into(), Value::from("2024-12-01-preview"));
+                }
+                if model.starts_with("openai/")
+                    && matches!(
+                        d.get("base_url").and_then(Value::as_str),
+                        Some("https://api.openai.com" | "https://api.openai.com/")
+                    )
+                {
+                    d.insert("base_url".into(), Value::Null);
+                }
+                if let Some(i) = inner {
+                    self.run(i, &Value::Object(d))
+                }
+            }
+            Sem::HooksInput(fields) => {
+                let Value::Object(m) = v else {
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                    return;
+                };
+                let data = match m.get("hooks") {
+                    None => m,
+                    Some(Value::Object(h)) => h,
+                    Some(other) => {
+                        let t = if other.is_null() {
+                            "NoneType"
+                        } else {
+                            type_of(other)
+                        };
+                        self.err(
+                            "AttributeError",
+                            format!("'{t}' object has no attribute 'items'"),
+                        );
+                        return;
+                    }
+                };
+                let mut norm = Map::new();
+                for (k, x) in data {
+                    let snake = pascal_to_snake(k);
+                    if snake != *k && !fields.contains(&snake) {
+                        self.err("value_error", "Value error, Unknown event type");
+                        return;
+                    }
+                    if norm.contains_key(&snake) {
+                        self.err("value_error", "Value error, Duplicate hook event");
+                        return;
+                    }
+                    norm.insert(snake, x.clone());
+                }
+                if let Some(i) = inner {
+                    self.run(i, &Value::Object(norm))
+                }
+            }
+            Sem::NullToEmptyDict => match (v, inner) {
+                (Value::Null, Some(i)) => self.run(i, &Value::Object(Map::new())),
+                (_, Some(i)) => self.run(i, v),
+                _ => {}
+            },
+            Sem::SystemPromptFields => {
+                let Value::Object(m) = v else {
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                    return;
+                };
+                let mut d = m.clone();
+                if d.get("security_policy_filename") == Some(&Value::Null) {
+                    d.insert("security_policy_filename".into(), Value::from(""));
+                }
+                let inline = !matches!(d.get("system_prompt"), None | Some(Value::Null));
+                let custom = d
+                    .get("system_prompt_filename")
+                    .is_some_and(|f| f.as_str() != Some("system_prompt.j2"));
+                if inline && custom {
+                    self.err("value_error", "Value error, Cannot set both 'system_prompt' and a non-default 'system_prompt_filename'. Use one or the other.");
+                    return;
+                }
+                if let Some(i) = inner {
+                    self.run(i, &Value::Object(d))
+                }
+            }
+            Sem::SecurityPromptDefault => {
+                let Value::Object(m) = v else {
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                    return;
+                };
+                let mut d = m.clone();
+                let mut kw = match d.get("system_prompt_kwargs") {
+                    Some(Value::Object(k)) => k.clone(),
+                    _ => Map::new(),
+                };
+                kw.entry("llm_security_analyzer")
+                    .or_insert(Value::Bool(true));
+                d.insert("system_prompt_kwargs".into(), Value::Object(kw));
+                if let Some(i) = inner {
+                    self.run(i, &Value::Object(d))
+                }
+            }
             Sem::Opaque => match (mode, inner) {
                 (FnMode::After, Some(i)) => {
                     let o = self.trial(i, v);

@@ -62,6 +62,21 @@ pub enum Sem {
     ResolveKind { kinds: NodeId, null: bool },
     /// `_validate_tags`: keys `^[a-z0-9]+$`, values of `len()` at most this.
     Tags(usize),
+    /// A before validator that returns a non-dict unchanged (its first
+    /// statement) and reshapes a dict in ways not encoded.
+    NonDictPass,
+    /// `LLM._coerce_inputs`: `model` required and a str, then defaults
+    /// (`stream_idle_timeout` from `timeout` when `idle_default`).
+    LlmCoerceInputs { idle_default: bool },
+    /// `HookConfig._normalize_hooks_input`: the `hooks` wrapper, PascalCase
+    /// keys (which must name one of these fields) to snake_case.
+    HooksInput(Vec<String>),
+    /// `Tool.validate_params`: `null` -> `{}`, anything else unchanged.
+    NullToEmptyDict,
+    /// `AgentBase._validate_system_prompt_fields`.
+    SystemPromptFields,
+    /// `Agent._add_security_prompt_as_default`.
+    SecurityPromptDefault,
     /// Not encoded: "cannot judge".
     Opaque,
 }
@@ -127,6 +142,9 @@ pub enum Node {
         kind_alias: bool,
         /// pydantic calls the class's own `__init__(**data)`: not judged.
         custom_init: bool,
+        /// An `__init__` read and encoded: these keyword-only arguments are
+        /// required (`TypeError` when missing) and passed on as `str(value)`.
+        init_str: Vec<String>,
     },
     /// `_validate_subtype` on an abstract base: dispatch by `kind`.
     Kinds {
@@ -396,6 +414,16 @@ impl<'a> Compiler<'a> {
                     dum: m.contains_key("dum"),
                     kind_alias: m.contains_key("kind_alias"),
                     custom_init: m.contains_key("custom_init"),
+                    init_str: m
+                        .get("init")
+                        .and_then(|i| i.get("kwonly_str"))
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|k| k.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 }
             }
             "fn" => {
@@ -435,6 +463,26 @@ impl<'a> Compiler<'a> {
                         kinds: self.node(m.get("kinds").ok_or("resolve_kind without kinds")?)?,
                         null: m.get("null").and_then(Value::as_bool).unwrap_or(false),
                     },
+                    "nondict_pass" => Sem::NonDictPass,
+                    "llm_coerce_inputs" => Sem::LlmCoerceInputs {
+                        idle_default: m
+                            .get("idle_default")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                    },
+                    "system_prompt_fields" => Sem::SystemPromptFields,
+                    "null_to_empty_dict" => Sem::NullToEmptyDict,
+                    "hooks_input" => Sem::HooksInput(
+                        m.get("fields")
+                            .and_then(Value::as_array)
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|k| k.as_str().map(String::from))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    ),
+                    "security_prompt_default" => Sem::SecurityPromptDefault,
                     "tags" => {
                         Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
                     }

@@ -52,6 +52,8 @@ impl LoadError {
                 ReadError::Unreadable(Unreadable::NotUtf8) => "UnicodeDecodeError",
                 // `open()` of a directory named like an event file
                 ReadError::Unreadable(Unreadable::NotAFile("directory")) => "IsADirectoryError",
+                // `_validate_subtype` looks an object or array `kind` up in a dict
+                ReadError::Unreadable(Unreadable::BadField { field: "kind", .. }) => "TypeError",
                 ReadError::Invalid { errors, .. } => {
                     errors.first().map_or("ValidationError", |e| e.exception())
                 }
