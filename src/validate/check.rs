@@ -489,7 +489,7 @@ impl<'s> Ctx<'s> {
                         match m2.get_mut(k) {
                             Some(x) => {
                                 if !x.is_string() {
-                                    *x = Value::String(x.to_string());
+                                    *x = Value::String(x.py_str().into());
                                 }
                             }
                             None => {
@@ -814,7 +814,7 @@ impl<'s> Ctx<'s> {
                 ),
             },
             Sem::NonDictPass => match (v, inner) {
-                (Value::Object(_), _) => self.unjudged(&short),
+                (Value::Object(_), _) => self.unjudged(&short()),
                 (_, Some(i)) => self.run(i, v),
                 _ => {}
             },
@@ -830,7 +830,7 @@ impl<'s> Ctx<'s> {
                         self.err("value_error", "Value error, model must be specified in LLM");
                         return;
                     }
-                    Some(Value::String(s)) => s.as_str(),
+                    Some(Value::String(s)) => s.as_ref(),
                     Some(other) => {
                         self.err(
                             "AttributeError",
@@ -894,7 +894,7 @@ impl<'s> Ctx<'s> {
                         self.err("value_error", "Value error, Duplicate hook event");
                         return;
                     }
-                    norm.insert(snake, x.clone());
+                    norm.insert(snake.into(), x.clone());
                 }
                 if let Some(i) = inner {
                     self.run(i, &Value::Object(norm))
@@ -940,8 +940,9 @@ impl<'s> Ctx<'s> {
                     Some(Value::Object(k)) => k.clone(),
                     _ => Map::new(),
                 };
-                kw.entry("llm_security_analyzer")
-                    .or_insert(Value::Bool(true));
+                if !kw.contains_key("llm_security_analyzer") {
+                    kw.insert("llm_security_analyzer".into(), Value::Bool(true));
+                }
                 d.insert("system_prompt_kwargs".into(), Value::Object(kw));
                 if let Some(i) = inner {
                     self.run(i, &Value::Object(d))

@@ -49,6 +49,29 @@ impl<'a> Map<'a> {
             .map(|(k, v)| (k, v))
     }
 
+    pub fn new() -> Map<'a> {
+        Map::default()
+    }
+
+    /// `serde_json::Map::insert`: a present key keeps its position and takes
+    /// the new value; a new key goes last.
+    pub fn insert(&mut self, key: Cow<'a, str>, value: Value<'a>) -> Option<Value<'a>> {
+        match self.get_mut(&key) {
+            Some(v) => Some(std::mem::replace(v, value)),
+            None => {
+                self.entries.push((key, value));
+                None
+            }
+        }
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value<'a>> {
+        self.entries
+            .iter_mut()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
     pub fn contains_key(&self, key: &str) -> bool {
         self.entries.iter().any(|(k, _)| k == key)
     }
@@ -111,7 +134,34 @@ impl<'m, 'a> IntoIterator for &'m Map<'a> {
     }
 }
 
+impl From<i32> for Value<'_> {
+    fn from(n: i32) -> Self {
+        Value::Number(n.into())
+    }
+}
+
+impl<'a> From<&'a str> for Value<'a> {
+    fn from(s: &'a str) -> Self {
+        Value::String(Cow::Borrowed(s))
+    }
+}
+
 impl<'a> Value<'a> {
+    /// Python's `str()` of the value a JSON file gives (what a model's
+    /// `__init__` passes on): `True`, `None`, numbers as written; a list or
+    /// dict only by a placeholder (its text is never looked at again).
+    pub fn py_str(&self) -> String {
+        match self {
+            Value::Null => "None".into(),
+            Value::Bool(true) => "True".into(),
+            Value::Bool(false) => "False".into(),
+            Value::Number(n) => n.to_string(),
+            Value::String(s) => s.to_string(),
+            Value::Array(_) => "[…]".into(),
+            Value::Object(_) => "{…}".into(),
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
