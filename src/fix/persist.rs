@@ -752,30 +752,39 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         moves.push((m, dir, name, to_name, owner));
     }
     // Backups and manifest first.
+    // What every manifest entry of this conversation shares; each kind of
+    // change (rewrite, move, new file) fills in the rest.
+    let entry = |file: &str, checks: &[&str], owner: &Owner| ManifestEntry {
+        conversation: abs.clone(),
+        file: file.to_string(),
+        backup: String::new(),
+        sha256_before: String::new(),
+        sha256_after: String::new(),
+        checks: checks.iter().map(|c| c.to_string()).collect(),
+        time: utc(SystemTime::now()).0,
+        mode: owner.mode,
+        uid: Some(owner.uid),
+        gid: Some(owner.gid),
+        conversation_dev: Some(cst.st_dev),
+        conversation_ino: Some(cst.st_ino),
+        renamed_to: None,
+        quarantined: false,
+        created: false,
+    };
     for (e, _, _, owner) in &staged {
         let backup = format!("{ordinal:04}/{}", e.rel);
         run.backup(&backup, &e.before)
             .map_err(|err| format!("backup of {}: {err}", e.rel))?;
         run.manifest.files.push(ManifestEntry {
-            conversation: abs.clone(),
-            file: e.rel.clone(),
             backup,
             sha256_before: sha256(&e.before),
             sha256_after: sha256(&e.after),
-            checks: e.checks.iter().map(|c| c.to_string()).collect(),
-            time: utc(SystemTime::now()).0,
-            mode: owner.mode,
-            uid: Some(owner.uid),
-            gid: Some(owner.gid),
-            conversation_dev: Some(cst.st_dev),
-            conversation_ino: Some(cst.st_ino),
             renamed_to: plan
                 .moves
                 .iter()
                 .find(|m| m.rel == e.rel)
                 .and_then(|m| m.to.clone()),
-            quarantined: false,
-            created: false,
+            ..entry(&e.rel, &e.checks, owner)
         });
     }
     for (m, _, _, _, owner) in &moves {
@@ -788,21 +797,12 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         }
         let sha = sha256(&m.bytes);
         run.manifest.files.push(ManifestEntry {
-            conversation: abs.clone(),
-            file: m.rel.clone(),
             backup,
             sha256_before: sha.clone(),
             sha256_after: if m.to.is_some() { sha } else { String::new() },
-            checks: m.checks.iter().map(|c| c.to_string()).collect(),
-            time: utc(SystemTime::now()).0,
-            mode: owner.mode,
-            uid: Some(owner.uid),
-            gid: Some(owner.gid),
-            conversation_dev: Some(cst.st_dev),
-            conversation_ino: Some(cst.st_ino),
             renamed_to: m.to.clone(),
             quarantined: m.to.is_none(),
-            created: false,
+            ..entry(&m.rel, &m.checks, owner)
         });
     }
     // New files: the name must be free; owner, group and mode are those of
@@ -819,21 +819,9 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             .map(|(.., o)| *o)
             .ok_or_else(|| format!("{}: no file to take the owner and mode from", c.rel))?;
         run.manifest.files.push(ManifestEntry {
-            conversation: abs.clone(),
-            file: c.rel.clone(),
-            backup: String::new(),
-            sha256_before: String::new(),
             sha256_after: sha256(&c.bytes),
-            checks: c.checks.iter().map(|c| c.to_string()).collect(),
-            time: utc(SystemTime::now()).0,
-            mode: owner.mode,
-            uid: Some(owner.uid),
-            gid: Some(owner.gid),
-            conversation_dev: Some(cst.st_dev),
-            conversation_ino: Some(cst.st_ino),
-            renamed_to: None,
-            quarantined: false,
             created: true,
+            ..entry(&c.rel, &c.checks, &owner)
         });
         creates.push((c, dir, name, owner));
     }
