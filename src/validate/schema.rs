@@ -439,16 +439,7 @@ impl<'a> Compiler<'a> {
                     "sequence" => Sem::Sequence,
                     "not_root_sentinel" => Sem::NotRootSentinel,
                     "content_coerce" => Sem::ContentCoerce,
-                    "drop_keys" => Sem::DropKeys(
-                        m.get("keys")
-                            .and_then(Value::as_array)
-                            .map(|a| {
-                                a.iter()
-                                    .filter_map(|k| k.as_str().map(String::from))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    ),
+                    "drop_keys" => Sem::DropKeys(strings(m, "keys")),
                     "normalize_status" => Sem::NormalizeStatus(
                         m.get("aliases")
                             .and_then(Value::as_object)
@@ -472,16 +463,7 @@ impl<'a> Compiler<'a> {
                     },
                     "system_prompt_fields" => Sem::SystemPromptFields,
                     "null_to_empty_dict" => Sem::NullToEmptyDict,
-                    "hooks_input" => Sem::HooksInput(
-                        m.get("fields")
-                            .and_then(Value::as_array)
-                            .map(|a| {
-                                a.iter()
-                                    .filter_map(|k| k.as_str().map(String::from))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    ),
+                    "hooks_input" => Sem::HooksInput(strings(m, "fields")),
                     "security_prompt_default" => Sem::SecurityPromptDefault,
                     "tags" => {
                         Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
@@ -537,4 +519,16 @@ impl Schema {
             dum_crash: root.get("dum_non_object").and_then(Value::as_str) == Some("crash"),
         })
     }
+}
+
+/// The strings of the array at `key` of a schema node (none when absent).
+fn strings(m: &Map<String, Value>, key: &str) -> Vec<String> {
+    m.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|k| k.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }
