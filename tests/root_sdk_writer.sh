@@ -40,10 +40,13 @@ chown -R $NOBODY:$NOBODY "$store"
 # makes (the lock opened O_RDWR, new event files, base_state.json) is checked
 # against uid 65534 exactly as for the real owner. Reading is checked without
 # any capability below (`plain_nobody`).
+# SHELL is set because the terminal tool's tmux starts $SHELL, else the passwd
+# shell, which for `nobody` is nologin: the pane dies and so does the server
+# (CI runs with SHELL unset; this is how stop 13 failed there).
 as_nobody() {
   setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
     --inh-caps=+dac_read_search --ambient-caps=+dac_read_search \
-    env HOME="$tmp/home" "$@"
+    env HOME="$tmp/home" SHELL=/bin/bash "$@"
 }
 plain_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"; }
 mkdir -p "$tmp/home" && chown $NOBODY:$NOBODY "$tmp/home"
