@@ -103,7 +103,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     }
 
     let fail = threshold(args.fail_on);
-    let mut progress = Progress::new(list.len(), !args.quiet);
+    let mut progress = Progress::new(&list, !args.quiet);
     let stdout = io::stdout();
     let mut w = stdout.lock();
     let mut write_error: Option<io::Error> = None;

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
+use unicode_width::UnicodeWidthChar;
 
 use super::{sanitize, Renderer, Summary};
 use crate::checks::{plural, Severity};
@@ -18,11 +19,159 @@ fn clean(r: &ConversationReport, s: &str) -> String {
 
 pub struct Human {
     color: bool,
+    /// Wrap at this many columns (stdout is a terminal); `None`: never wrap.
+    width: Option<usize>,
+}
+
+/// Columns a string takes on a terminal: display width (a CJK character
+/// takes two, a combining mark none), not bytes; the colour sequences this
+/// renderer adds take none (untrusted text is escaped by `sanitize`, so every
+/// ESC in a line is ours).
+pub fn width_of(s: &str) -> usize {
+    let mut w = 0;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        w += c.width().unwrap_or(0);
+    }
+    w
+}
+
+/// `first`, then `words` separated by spaces, wrapped at `width` columns:
+/// continuation lines are indented by `indent` spaces. `first` (a finding's
+/// `severity[check] PATH:` head) and each word are never split, so a path
+/// stays whole and greppable even when it is wider than the terminal. No
+/// trailing newline.
+pub fn wrap<S: AsRef<str>>(
+    first: &str,
+    words: impl IntoIterator<Item = S>,
+    indent: usize,
+    width: Option<usize>,
+) -> String {
+    let mut out = first.to_string();
+    let mut col = width_of(first);
+    let mut line_empty = first.trim().is_empty();
+    for word in words {
+        let word = word.as_ref();
+        if word.is_empty() {
+            continue;
+        }
+        let w = width_of(word);
+        if line_empty {
+            out.push_str(word);
+            col += w;
+            line_empty = false;
+        } else if width.is_some_and(|max| col + 1 + w > max) {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push_str(word);
+            col = indent + w;
+        } else {
+            out.push(' ');
+            out.push_str(word);
+            col += 1 + w;
+        }
+    }
+    out
+}
+
+/// `s` cut to `max` columns, its end replaced by `…` when it was longer.
+fn elide(s: &str, max: usize) -> String {
+    if width_of(s) <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw + 1 > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// The `--events` table's columns the terminal's width may elide (kind and
+/// the why-not note), and the narrowest each may become.
+const KIND: usize = 1;
+const NOTE: usize = 5;
+const MIN_ELIDED: usize = 6;
+
+/// Lay `rows` (the header first) out in columns sized to their content,
+/// each line indented by two. Without a `width` (a pipe, a file) columns are
+/// two spaces apart and nothing is cut. With one, the kind and note columns,
+/// widest first, are elided with `…` until the table fits (one space apart
+/// when two do not leave them `MIN_ELIDED` columns each); a table that
+/// cannot fit even then overflows rather than cut the other columns. The last
+/// column is not padded.
+fn table(rows: &[[String; 6]], width: Option<usize>) -> Vec<String> {
+    let mut cols = [0usize; 6];
+    for row in rows {
+        for (c, cell) in row.iter().enumerate() {
+            cols[c] = cols[c].max(width_of(cell));
+        }
+    }
+    let total = |cols: &[usize; 6], gap: usize| 2 + cols.iter().sum::<usize>() + gap * 5;
+    let mut gap = 2;
+    if let Some(max) = width {
+        let mut narrowest = cols;
+        narrowest[KIND] = cols[KIND].min(MIN_ELIDED);
+        narrowest[NOTE] = cols[NOTE].min(MIN_ELIDED);
+        if total(&narrowest, 2) > max {
+            gap = 1;
+        }
+        while total(&cols, gap) > max {
+            let (wider, other) = if cols[NOTE] >= cols[KIND] {
+                (NOTE, KIND)
+            } else {
+                (KIND, NOTE)
+            };
+            let c = if cols[wider] > MIN_ELIDED {
+                wider
+            } else if cols[other] > MIN_ELIDED {
+                other
+            } else {
+                break;
+            };
+            cols[c] -= 1;
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::from("  ");
+            for (c, cell) in row.iter().enumerate() {
+                let cell = elide(cell, cols[c]);
+                line.push_str(&cell);
+                if c + 1 < row.len() {
+                    let pad = cols[c] - width_of(&cell) + gap;
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
 }
 
 impl Human {
+    /// Human output for stdout: wrapped at its width when it is a terminal.
     pub fn new(color: bool) -> Self {
-        Human { color }
+        Self::with_width(color, super::stdout_width())
+    }
+
+    pub fn with_width(color: bool, width: Option<usize>) -> Self {
+        Human { color, width }
     }
 
     fn sev(&self, s: Severity) -> String {
@@ -71,40 +220,34 @@ impl Human {
 impl Renderer for Human {
     fn conversation(&mut self, w: &mut dyn Write, r: &ConversationReport) -> io::Result<()> {
         let mut s = String::new();
+        let width = self.width;
         let _ = writeln!(s, "{}", self.strong(&clean(r, &r.path)));
         for f in &r.findings {
-            let fix = if f.fixable { " [fixable]" } else { "" };
             // The conversation's path on every finding line: `grep
-            // false-root` keeps which conversation it was.
-            let _ = writeln!(
-                s,
-                "  {}[{}] {}: {}{}",
+            // false-root` keeps which conversation it was. On a terminal the
+            // message wraps under the head, which is never split.
+            let head = format!(
+                "  {}[{}] {}:",
                 self.sev(f.severity),
                 f.check,
                 clean(r, &super::concise::location(&r.path, &f.file)),
-                clean(r, &f.message),
-                self.faint(fix)
             );
+            let message = clean(r, &f.message);
+            let fix = f.fixable.then(|| self.faint("[fixable]"));
+            let words = message.split(' ').map(str::to_string).chain(fix);
+            let _ = writeln!(s, "{}", wrap(&head, words, 4, width));
         }
-        let _ = writeln!(s, "  {} {}", self.faint("→"), self.verdict(r));
+        let arrow = format!("  {}", self.faint("→"));
+        let verdict = self.verdict(r);
+        let _ = writeln!(s, "{}", wrap(&arrow, verdict.split(' '), 4, width));
         if let Some(listed) = r.listed {
             let how = if listed { "yes" } else { "no (see not-listed)" };
-            let _ = writeln!(
-                s,
-                "  {} listed by agent-server {}: {how}",
-                self.faint("→"),
-                r.server_version
-            );
+            let text = format!("listed by agent-server {}: {how}", r.server_version);
+            let _ = writeln!(s, "{}", wrap(&arrow, text.split(' '), 4, width));
         }
         if let Some(rows) = &r.event_list {
-            let _ = writeln!(
-                s,
-                "  {}",
-                self.faint(&format!(
-                    "{:<7} {:<30} {:<11} {:<18} {:<5} {}",
-                    "index", "kind", "source", "parent", "agent", "note"
-                ))
-            );
+            let mut cells: Vec<[String; 6]> = Vec::with_capacity(rows.len() + 1);
+            cells.push(["index", "kind", "source", "parent", "agent", "note"].map(String::from));
             for row in rows {
                 let parent = match &row.parent {
                     serde_json::Value::Null => "-".to_string(),
@@ -113,21 +256,23 @@ impl Renderer for Human {
                     other => other.to_string(),
                 };
                 let mark = if row.in_agent_view { "yes" } else { "-" };
-                let line = format!(
-                    "{:05}   {:<30} {:<11} {:<18} {:<5} {}",
-                    row.index,
+                cells.push([
+                    format!("{:05}", row.index),
                     clean(r, row.kind.as_deref().unwrap_or("?")),
                     clean(r, row.source.as_deref().unwrap_or("-")),
                     clean(r, &parent),
-                    mark,
-                    clean(r, &row.note)
-                );
-                let line = if self.color && !row.in_agent_view {
-                    line.dimmed().to_string()
-                } else {
-                    line
+                    mark.to_string(),
+                    clean(r, &row.note),
+                ]);
+            }
+            let lines = table(&cells, width);
+            for (i, line) in lines.into_iter().enumerate() {
+                let line = match i.checked_sub(1) {
+                    None => self.faint(&line),
+                    Some(k) if self.color && !rows[k].in_agent_view => line.dimmed().to_string(),
+                    Some(_) => line,
                 };
-                let _ = writeln!(s, "  {line}");
+                let _ = writeln!(s, "{line}");
             }
         }
         s.push('\n');
@@ -138,9 +283,19 @@ impl Renderer for Human {
 
     fn finish(&mut self, w: &mut dyn Write, s: &Summary) -> io::Result<()> {
         let mut t = String::new();
+        let width = self.width;
+        // One line of the summary, wrapped at the terminal's width with its
+        // continuation indented two columns deeper than the line.
+        let line = |t: &mut String, text: &str| {
+            let lead = text.len() - text.trim_start_matches(' ').len();
+            let mut words = text[lead..].split(' ');
+            let first = format!("{}{}", &text[..lead], words.next().unwrap_or(""));
+            let _ = writeln!(t, "{}", wrap(&first, words, lead + 2, width));
+        };
+        let mut head = String::new();
         let n = s.conversations;
         let _ = write!(
-            t,
+            head,
             "{} {} scanned: {} clean, {} with findings",
             n,
             if n == 1 {
@@ -152,53 +307,60 @@ impl Renderer for Human {
             s.with_findings
         );
         if s.cannot_load > 0 {
-            let _ = write!(t, ", {} cannot load", s.cannot_load);
+            let _ = write!(head, ", {} cannot load", s.cannot_load);
         }
         if s.events_orphaned > 0 {
-            let _ = write!(t, "; {} events the agents cannot see", s.events_orphaned);
+            let _ = write!(head, "; {} events the agents cannot see", s.events_orphaned);
         }
-        t.push('\n');
+        line(&mut t, &head);
         if !s.by_check.is_empty() {
             let mut checks: Vec<(&&str, &usize)> = s.by_check.iter().collect();
             checks.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            let list: Vec<String> = checks.iter().map(|(c, k)| format!("{c} ×{k}")).collect();
-            let _ = writeln!(t, "findings: {}", list.join(", "));
+            // each `check ×N,` stays whole on its line
+            let last = checks.len() - 1;
+            let list = checks
+                .iter()
+                .enumerate()
+                .map(|(i, (c, k))| format!("{c} ×{k}{}", if i < last { "," } else { "" }));
+            let _ = writeln!(t, "{}", wrap("findings:", list, 2, width));
         }
         if s.fixable > 0 {
-            let _ = writeln!(
-                t,
+            let text = format!(
                 "{} fixable with `convo-doctor repair` (`repair --dry-run` shows the diff)",
                 s.fixable
             );
+            line(&mut t, &text);
         }
         if s.conversations > 1 && !s.worst.is_empty() {
             let _ = writeln!(t, "worst first:");
             for x in &s.worst {
+                // the head keeps its path on its line, however wide
                 let _ = writeln!(
                     t,
-                    "  {} {}\n    {} {}",
+                    "  {} {}",
                     self.sev(x.rank.1),
                     self.strong(&sanitize(&x.path)),
-                    self.faint("→"),
-                    sanitize(&x.verdict)
                 );
+                let arrow = format!("    {}", self.faint("→"));
+                let verdict = sanitize(&x.verdict);
+                let _ = writeln!(t, "{}", wrap(&arrow, verdict.split(' '), 6, width));
             }
         }
         if s.skipped_unmodified > 0 {
-            let _ = writeln!(
-                t,
+            let text = format!(
                 "{} not modified since the cutoff (--since/--changed-since) and not scanned",
                 plural(s.skipped_unmodified, "conversation", "conversations")
             );
+            line(&mut t, &text);
         }
         if let Some(shard) = &s.shard {
-            let _ = writeln!(
-                t,
-                "shard {shard}: only this shard's conversations were scanned"
+            line(
+                &mut t,
+                &format!("shard {shard}: only this shard's conversations were scanned"),
             );
         }
         for note in &s.notes {
-            let _ = writeln!(t, "note: {}", sanitize(&redact_all(note)));
+            line(&mut t, &format!("note: {}", sanitize(&redact_all(note))));
         }
         // Only a batch gets its timing (one conversation's output stays
         // reproducible byte for byte).

@@ -77,6 +77,27 @@ pub fn is_unsafe_char(c: char) -> bool {
         || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2028}' | '\u{2029}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
+/// The width human output wraps at: `None` unless stdout is a terminal (a
+/// pipe or a file never wraps, so `grep` keeps whole lines); then `COLUMNS`
+/// when it is a positive number (as ripgrep and ruff users expect), else the
+/// terminal's own size, else 80.
+pub fn stdout_width() -> Option<usize> {
+    let stdout = io::stdout();
+    if !stdout.is_terminal() {
+        return None;
+    }
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    let size = || {
+        terminal_size::terminal_size_of(&stdout)
+            .map(|(w, _)| usize::from(w.0))
+            .filter(|&w| w > 0)
+    };
+    Some(columns.or_else(size).unwrap_or(80))
+}
+
 /// Totals over every conversation of a run.
 #[derive(Debug, Default, Serialize)]
 pub struct Summary {

@@ -1,50 +1,160 @@
-//! The progress bar: on stderr, and only when stderr is a terminal (never in
-//! cron, never mixed into stdout).
+//! The progress bar: on stderr, only when stderr is a terminal and stdout is
+//! not a pipe (never in cron, never mixed into stdout, never fighting a pager
+//! or `head` that writes the report to the same terminal).
+//!
+//! It estimates by bytes: the work of a conversation is reading and parsing
+//! its files, so a store of a few huge conversations and many small ones
+//! gets an honest ETA, which counting conversations does not. The bytes come
+//! from a thread that sizes the store (one `stat` per file) while the scan
+//! runs, so the scan never waits for it; it exists only while a bar is drawn.
 
+use std::fs;
 use std::io::{self, IsTerminal};
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 pub struct Progress {
     bar: Option<ProgressBar>,
-    events: u64,
-    started: Instant,
+    sizes: Option<Arc<Sizes>>,
+    /// Conversations done (the scan hands them back in order, so this is
+    /// also the index of the next one).
+    done: usize,
+    total: usize,
+    done_bytes: u64,
+}
+
+/// What the sizing thread found so far.
+struct Sizes {
+    /// Bytes of each conversation, in scan order; valid below `sized`.
+    each: Vec<AtomicU64>,
+    /// How many conversations (a prefix of the list) are sized.
+    sized: AtomicUsize,
+    /// Their bytes.
+    bytes: AtomicU64,
+    /// The bar is gone: stop sizing.
+    stop: AtomicBool,
+}
+
+/// Whether a bar may be drawn: stderr is a terminal, and stdout is not a
+/// pipe or a socket, whose reader (`less`, `head`, `grep`) likely writes to
+/// that same terminal, where bar and report would overwrite each other and a
+/// reader that quits early would leave the bar's last line behind.
+fn drawable() -> bool {
+    if !io::stderr().is_terminal() {
+        return false;
+    }
+    match rustix::fs::fstat(io::stdout()) {
+        Ok(st) => !matches!(
+            rustix::fs::FileType::from_raw_mode(st.st_mode),
+            rustix::fs::FileType::Fifo | rustix::fs::FileType::Socket
+        ),
+        Err(_) => true,
+    }
+}
+
+/// The bytes of a conversation's files: its own and those in `events/`
+/// (regular files only; links are not followed, as the scan does not).
+fn conversation_bytes(dir: &Path) -> u64 {
+    let files = |d: &Path| -> u64 {
+        let Ok(rd) = fs::read_dir(d) else { return 0 };
+        rd.filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum()
+    };
+    files(dir) + files(&dir.join("events"))
 }
 
 impl Progress {
-    /// A bar over `total` conversations, drawn only if `enabled` and stderr
-    /// is a terminal.
-    pub fn new(total: usize, enabled: bool) -> Progress {
-        let bar = (enabled && io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::with_draw_target(
-                Some(total as u64),
-                ProgressDrawTarget::stderr_with_hz(8),
-            );
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} conversations  {msg}  ETA {eta}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar.enable_steady_tick(Duration::from_millis(250));
-            bar
-        });
-        Progress {
-            bar,
-            events: 0,
-            started: Instant::now(),
+    /// A bar over the conversations `list`, drawn only if `enabled` and the
+    /// terminal allows it (see `drawable`).
+    pub fn new(list: &[PathBuf], enabled: bool) -> Progress {
+        let total = list.len();
+        let mut progress = Progress {
+            bar: None,
+            sizes: None,
+            done: 0,
+            total,
+            done_bytes: 0,
+        };
+        if !(enabled && drawable()) || total == 0 {
+            return progress;
         }
+        let sizes = Arc::new(Sizes {
+            each: (0..total).map(|_| AtomicU64::new(0)).collect(),
+            sized: AtomicUsize::new(0),
+            bytes: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        });
+        let list = list.to_vec();
+        let s = Arc::clone(&sizes);
+        let spawned = std::thread::Builder::new()
+            .name("progress-sizer".into())
+            .spawn(move || {
+                for (i, dir) in list.iter().enumerate() {
+                    if s.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let b = conversation_bytes(dir);
+                    s.each[i].store(b, Ordering::Relaxed);
+                    s.bytes.fetch_add(b, Ordering::Relaxed);
+                    s.sized.store(i + 1, Ordering::Release);
+                }
+            });
+        if spawned.is_err() {
+            return progress;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));
+        bar.set_style(
+            ProgressStyle::with_template("{wide_bar} {amount}  {msg}  ETA {by_bytes}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .with_key("amount", amount)
+                .with_key("by_bytes", eta_by_bytes),
+        );
+        bar.set_message(format!("0/{total} conversations"));
+        bar.enable_steady_tick(Duration::from_millis(250));
+        progress.bar = Some(bar);
+        progress.sizes = Some(sizes);
+        progress.update();
+        progress
     }
 
     /// One conversation done, holding `events` event files.
-    pub fn done(&mut self, events: usize) {
-        self.events += events as u64;
-        if let Some(bar) = &self.bar {
-            let secs = self.started.elapsed().as_secs_f64().max(1e-3);
-            bar.set_message(format!("{:.0} events/s", self.events as f64 / secs));
-            bar.inc(1);
+    pub fn done(&mut self, _events: usize) {
+        let i = self.done;
+        self.done += 1;
+        if let Some(sizes) = &self.sizes {
+            let sized = sizes.sized.load(Ordering::Acquire);
+            self.done_bytes += if i < sized {
+                sizes.each[i].load(Ordering::Relaxed)
+            } else {
+                // the sizer is behind (rare: it only stats): count the mean
+                // so far
+                sizes.bytes.load(Ordering::Relaxed) / sized.max(1) as u64
+            };
         }
+        self.update();
+    }
+
+    /// Bytes done and the store's bytes: all of them once sized, until then
+    /// the sized part scaled up to the whole list.
+    fn update(&self) {
+        let (Some(bar), Some(sizes)) = (&self.bar, &self.sizes) else {
+            return;
+        };
+        let sized = sizes.sized.load(Ordering::Acquire);
+        let bytes = sizes.bytes.load(Ordering::Relaxed);
+        if sized > 0 {
+            let estimate = (bytes as u128 * self.total as u128 / sized as u128) as u64;
+            bar.set_length(estimate.max(self.done_bytes));
+        }
+        bar.set_position(self.done_bytes);
+        bar.set_message(format!("{}/{} conversations", self.done, self.total));
     }
 
     /// Run `f` (which writes to the terminal) with the bar cleared.
@@ -55,15 +165,68 @@ impl Progress {
         }
     }
 
+    /// Clear the bar (nothing of it stays on the terminal) and stop sizing.
     pub fn finish(&self) {
+        if let Some(sizes) = &self.sizes {
+            sizes.stop.store(true, Ordering::Relaxed);
+        }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
     }
 }
 
+/// `1.20 MiB/14.98 MiB`: bytes done of the store's (`sizing…` until the
+/// first conversation is sized).
+fn amount(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = match state.len() {
+        None => w.write_str("sizing…"),
+        Some(len) => write!(w, "{}/{}", HumanBytes(state.pos()), HumanBytes(len)),
+    };
+}
+
+/// The time left at the rate so far: elapsed × bytes left ÷ bytes done
+/// (`-` until a conversation is done). Plain arithmetic on the totals, so
+/// one slow first conversation cannot make it jump to hours.
+fn eta_by_bytes(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let (pos, len) = (state.pos(), state.len());
+    let Some(len) = len else {
+        let _ = w.write_str("-");
+        return;
+    };
+    if pos == 0 || len < pos {
+        let _ = w.write_str("-");
+        return;
+    }
+    let secs = state.elapsed().as_secs_f64() * (len - pos) as f64 / pos as f64;
+    let _ = w.write_str(&clock(secs));
+}
+
+/// `42s`, `3m05s`, `2h07m`.
+fn clock(secs: f64) -> String {
+    let s = secs.round().min(u32::MAX as f64) as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s / 60 % 60),
+    }
+}
+
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clock;
+
+    #[test]
+    fn clock_reads_like_a_clock() {
+        assert_eq!(clock(0.2), "0s");
+        assert_eq!(clock(59.4), "59s");
+        assert_eq!(clock(65.0), "1m05s");
+        assert_eq!(clock(7620.0), "2h07m");
     }
 }
