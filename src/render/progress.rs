@@ -9,13 +9,15 @@
 //! runs, so the scan never waits for it; it exists only while a bar is drawn.
 
 use std::fs;
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{
+    HumanBytes, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle, TermLike,
+};
 
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -109,7 +111,12 @@ impl Progress {
         if spawned.is_err() {
             return progress;
         }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));
+        let bar = ProgressBar::with_draw_target(
+            None,
+            ProgressDrawTarget::term_like_with_hz(Box::new(Stderr), 8),
+        );
+        // before anything is drawn
+        clear_on_interrupt(&bar);
         bar.set_style(
             ProgressStyle::with_template("{wide_bar} {amount}  {msg}  ETA {by_bytes}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -174,6 +181,103 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// The terminal on stderr, as indicatif draws on it, two columns narrower
+/// than it is: indicatif pads the bar's line to the full width and leaves the
+/// cursor at its end, where the terminal's `^C` echo would wrap onto a new
+/// line and the clearing would then miss the bar's. With two columns spare
+/// the echo stays on the bar's line and is cleared with it.
+#[derive(Debug)]
+struct Stderr;
+
+impl Stderr {
+    fn size() -> (u16, u16) {
+        terminal_size::terminal_size_of(io::stderr())
+            .map(|(w, h)| (w.0, h.0))
+            .filter(|&(w, h)| w > 0 && h > 0)
+            .unwrap_or((80, 24))
+    }
+
+    fn put(s: &str) -> io::Result<()> {
+        io::stderr().write_all(s.as_bytes())
+    }
+}
+
+impl TermLike for Stderr {
+    fn width(&self) -> u16 {
+        Self::size().0.saturating_sub(2).max(20)
+    }
+
+    fn height(&self) -> u16 {
+        Self::size().1
+    }
+
+    fn move_cursor_up(&self, n: usize) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        Self::put(&format!("\x1b[{n}A"))
+    }
+
+    fn move_cursor_down(&self, n: usize) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        Self::put(&format!("\x1b[{n}B"))
+    }
+
+    fn move_cursor_right(&self, n: usize) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        Self::put(&format!("\x1b[{n}C"))
+    }
+
+    fn move_cursor_left(&self, n: usize) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        Self::put(&format!("\x1b[{n}D"))
+    }
+
+    fn write_line(&self, s: &str) -> io::Result<()> {
+        Self::put(&format!("{s}\n"))
+    }
+
+    fn write_str(&self, s: &str) -> io::Result<()> {
+        Self::put(s)
+    }
+
+    fn clear_line(&self) -> io::Result<()> {
+        Self::put("\r\x1b[2K")
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        io::stderr().flush()
+    }
+}
+
+/// Ctrl-C (or a `kill`) while the bar is drawn: clear it, then die of the
+/// signal as if it were not caught (the shell still sees 130 for Ctrl-C), so
+/// no stale bar line stays on the terminal. A dying process runs no `Drop`,
+/// hence a thread that waits for the signal; it lives as long as the
+/// process, because once caught a signal would otherwise no longer end it.
+fn clear_on_interrupt(bar: &ProgressBar) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let bar = bar.clone();
+    let _ = std::thread::Builder::new()
+        .name("progress-signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                bar.finish_and_clear();
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                std::process::exit(128 + sig);
+            }
+        });
 }
 
 /// `1.20 MiB/14.98 MiB`: bytes done of the store's (`sizing…` until the
