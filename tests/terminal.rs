@@ -5,6 +5,8 @@
 //! table fits the terminal; `| head -1` leaves no progress bar behind and no
 //! error. Each test prints why and passes when `script` cannot run here.
 
+#![allow(clippy::print_stderr)] // skip notes for the test log
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
