@@ -9,6 +9,10 @@ then `BIN diagnose DIR --format json` and the same with `-j1`, for every BIN
 on a shared machine hits them all alike. One unmeasured run of each first
 warms the page cache. Prints the fastest wall time of each and its ratio to
 the floor's, and the least CPU (user+sys, from the children's rusage).
+
+PTY=1 runs each diagnose under util-linux `script`, so that its stderr is a
+terminal and the progress bar (and its sizing thread) is drawn, stdout still
+going to /dev/null; the times then include `script`'s own start-up.
 """
 
 import os
@@ -24,9 +28,14 @@ def main():
     d, bins = sys.argv[1], sys.argv[2:]
     n = int(os.environ.get("N", 9))
     cmds = {"cat (floor)": f"find '{d}' -type f -exec cat {{}} + >/dev/null"}
+    pty = os.environ.get("PTY") == "1"
     for b in bins:
-        cmds[b] = f"'{b}' diagnose '{d}' --format json >/dev/null"
-        cmds[b + " -j1"] = f"'{b}' diagnose '{d}' --format json -j1 >/dev/null"
+        for label, extra in ((b, ""), (b + " -j1", " -j1")):
+            c = f"'{b}' diagnose '{d}' --format json{extra} >/dev/null"
+            if pty:
+                c = f"script -qec \"{c}\" /dev/null </dev/null >/dev/null"
+                label += " (bar)"
+            cmds[label] = c
     runs = {k: [] for k in cmds}
     for c in cmds.values():
         subprocess.run(c, shell=True, stderr=subprocess.DEVNULL)
