@@ -240,7 +240,8 @@ pub struct DiagnoseArgs {
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
-    /// No progress bar (it is only ever drawn when stderr is a terminal).
+    /// No progress bar (it is only ever drawn when stderr is a terminal and
+    /// stdout is not a pipe).
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

@@ -3,7 +3,8 @@
 //! transcript is what the terminal received. Human output wraps at the
 //! terminal's width (COLUMNS first) and never in a pipe; the `--events`
 //! table fits the terminal; `| head -1` leaves no progress bar behind and no
-//! error. Each test prints why and passes when `script` cannot run here.
+//! error; Ctrl-C clears the bar. Each test prints why and passes when
+//! `script` cannot run here.
 
 #![allow(clippy::print_stderr)] // skip notes for the test log
 
