@@ -386,3 +386,95 @@ impl Renderer for Human {
         w.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_is_display_columns_without_colour_codes() {
+        assert_eq!(width_of("abc"), 3);
+        // two columns per CJK character, none for a combining accent
+        assert_eq!(width_of("日本"), 4);
+        assert_eq!(width_of("e\u{301}"), 1);
+        assert_eq!(width_of("\x1b[31;1merror\x1b[0m[x]"), 8);
+        // an escaped control character is text: `\u{1b}` is 6 columns
+        assert_eq!(width_of(&sanitize("\x1b")), 6);
+    }
+
+    #[test]
+    fn wrap_keeps_the_head_and_words_whole() {
+        let w = Some(20);
+        // fits: one line
+        assert_eq!(wrap("  a:", "b c".split(' '), 4, w), "  a: b c");
+        // the head wider than the width stays whole; the words go under it
+        let head = "  error[x] some/long/path.json:";
+        assert_eq!(
+            wrap(head, "one two three four five".split(' '), 4, w),
+            format!("{head}\n    one two three\n    four five")
+        );
+        // a word wider than the width is not split
+        assert_eq!(
+            wrap("  a:", ["x", "0123456789012345678901", "y"], 4, w),
+            "  a: x\n    0123456789012345678901\n    y"
+        );
+        // CJK counts two columns: 5 characters take 10
+        assert_eq!(
+            wrap("ab", ["日本語日本", "日本語日本"], 0, Some(13)),
+            "ab 日本語日本\n日本語日本"
+        );
+        // without a width nothing wraps
+        let long = "w ".repeat(100);
+        assert_eq!(
+            wrap("x:", long.split(' '), 4, None),
+            format!("x: {}", long.trim_end())
+        );
+    }
+
+    #[test]
+    fn elide_cuts_to_display_width() {
+        assert_eq!(elide("MessageEvent", 12), "MessageEvent");
+        assert_eq!(elide("MessageEvent", 8), "Message…");
+        assert_eq!(elide("日本語日本", 6), "日本…");
+        assert_eq!(width_of(&elide("日本語日本", 6)), 5);
+    }
+
+    #[test]
+    fn table_fits_by_eliding_kind_and_note_only() {
+        let rows: Vec<[String; 6]> = [
+            ["index", "kind", "source", "parent", "agent", "note"],
+            [
+                "00000",
+                "ConversationStateUpdateEvent",
+                "environment",
+                "00001 (legacy)",
+                "-",
+                "state-sync artifact",
+            ],
+            ["00001", "MessageEvent", "user", "__root__", "yes", ""],
+        ]
+        .iter()
+        .map(|r| r.map(String::from))
+        .collect();
+        let whole = table(&rows, None);
+        assert_eq!(
+            whole[1],
+            "  00000  ConversationStateUpdateEvent  environment  00001 (legacy)  -      state-sync artifact"
+        );
+        assert_eq!(
+            whole[2],
+            "  00001  MessageEvent                  user         __root__        yes"
+        );
+        let narrow = table(&rows, Some(60));
+        for l in &narrow {
+            assert!(width_of(l) <= 60, "{l:?}");
+        }
+        assert!(narrow[1].starts_with("  00000  "), "{:?}", narrow[1]);
+        assert!(
+            narrow[1].contains("environment  00001 (legacy)  -"),
+            "{:?}",
+            narrow[1]
+        );
+        assert!(narrow[1].contains('…'));
+    }
+}

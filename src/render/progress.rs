@@ -130,12 +130,13 @@ impl Progress {
         self.done += 1;
         if let Some(sizes) = &self.sizes {
             let sized = sizes.sized.load(Ordering::Acquire);
-            self.done_events += if i < sized {
-                sizes.each[i].load(Ordering::Relaxed)
-            } else {
-                // the lister is behind (rare: it only lists): count the mean
-                // so far
-                sizes.events.load(Ordering::Relaxed) / sized.max(1) as u64
+            self.done_events += match sizes.each.get(i) {
+                Some(n) if i < sized => n.load(Ordering::Relaxed),
+                _ => {
+                    // the lister is behind (rare: it only lists): count the mean
+                    // so far
+                    sizes.events.load(Ordering::Relaxed) / sized.max(1) as u64
+                }
             };
         }
         self.update();
