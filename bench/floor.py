@@ -11,7 +11,7 @@ warms the page cache. Prints the fastest wall time of each and its ratio to
 the floor's, and the least CPU (user+sys, from the children's rusage).
 
 PTY=1 runs each diagnose under util-linux `script`, so that its stderr is a
-terminal and the progress bar (and its sizing thread) is drawn, stdout still
+terminal and the progress bar (and its counting thread) is drawn, stdout still
 going to /dev/null; the times then include `script`'s own start-up.
 """
 
