@@ -103,6 +103,8 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     }
 
     let fail = threshold(args.fail_on);
+    // shared with the progress bar's counting thread, not copied
+    let list: std::sync::Arc<[PathBuf]> = list.into();
     let mut progress = Progress::new(&list, !args.quiet);
     let stdout = io::stdout();
     let mut w = stdout.lock();

@@ -67,7 +67,7 @@ fn conversation_events(dir: &Path) -> u64 {
 impl Progress {
     /// A bar over the conversations `list`, drawn only if `enabled` and the
     /// terminal allows it (see `drawable`).
-    pub fn new(list: &[PathBuf], enabled: bool) -> Progress {
+    pub fn new(list: &Arc<[PathBuf]>, enabled: bool) -> Progress {
         let total = list.len();
         let mut progress = Progress {
             bar: None,
@@ -85,7 +85,7 @@ impl Progress {
             events: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
-        let list = list.to_vec();
+        let list = Arc::clone(list);
         let s = Arc::clone(&sizes);
         let spawned = std::thread::Builder::new()
             .name("progress-sizer".into())
