@@ -6,8 +6,8 @@
 //! reading and parsing them, so a store of a few huge conversations and many
 //! small ones gets an honest ETA, which counting conversations does not. The
 //! counts come from a thread that lists each `events/` folder (no `stat` per
-//! file: bytes would cost one, about 15% more CPU on a store of 25,000 small
-//! events, bench/floor.py with PTY=1) while the scan runs, so the scan never
+//! file: bytes would cost one, about 13% more CPU on a store of 25,000 small
+//! events where listing costs about 3%: bench/floor.py with PTY=1) while the scan runs, so the scan never
 //! waits for it; it exists only while a bar is drawn.
 
 use std::fs;
@@ -21,7 +21,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle, T
 
 pub struct Progress {
     bar: Option<ProgressBar>,
-    sizes: Option<Arc<Sizes>>,
+    counts: Option<Arc<Counts>>,
     /// Conversations done (the scan hands them back in order, so this is
     /// also the index of the next one).
     done: usize,
@@ -29,15 +29,15 @@ pub struct Progress {
     done_events: u64,
 }
 
-/// What the sizing thread found so far.
-struct Sizes {
-    /// Event files of each conversation, in scan order; valid below `sized`.
+/// What the counting thread found so far.
+struct Counts {
+    /// Event files of each conversation, in scan order; valid below `counted`.
     each: Vec<AtomicU64>,
-    /// How many conversations (a prefix of the list) are sized.
-    sized: AtomicUsize,
+    /// How many conversations (a prefix of the list) are counted.
+    counted: AtomicUsize,
     /// Their event files.
     events: AtomicU64,
-    /// The bar is gone: stop sizing.
+    /// The bar is gone: stop counting.
     stop: AtomicBool,
 }
 
@@ -71,7 +71,7 @@ impl Progress {
         let total = list.len();
         let mut progress = Progress {
             bar: None,
-            sizes: None,
+            counts: None,
             done: 0,
             total,
             done_events: 0,
@@ -79,16 +79,16 @@ impl Progress {
         if !(enabled && drawable()) || total == 0 {
             return progress;
         }
-        let sizes = Arc::new(Sizes {
+        let counts = Arc::new(Counts {
             each: (0..total).map(|_| AtomicU64::new(0)).collect(),
-            sized: AtomicUsize::new(0),
+            counted: AtomicUsize::new(0),
             events: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         let list = Arc::clone(list);
-        let s = Arc::clone(&sizes);
+        let s = Arc::clone(&counts);
         let spawned = std::thread::Builder::new()
-            .name("progress-sizer".into())
+            .name("progress-counter".into())
             .spawn(move || {
                 for (i, dir) in list.iter().enumerate() {
                     if s.stop.load(Ordering::Relaxed) {
@@ -97,7 +97,7 @@ impl Progress {
                     let b = conversation_events(dir);
                     s.each[i].store(b, Ordering::Relaxed);
                     s.events.fetch_add(b, Ordering::Relaxed);
-                    s.sized.store(i + 1, Ordering::Release);
+                    s.counted.store(i + 1, Ordering::Release);
                 }
             });
         if spawned.is_err() {
@@ -118,25 +118,23 @@ impl Progress {
         bar.set_message(format!("0/{total} conversations"));
         bar.enable_steady_tick(Duration::from_millis(250));
         progress.bar = Some(bar);
-        progress.sizes = Some(sizes);
+        progress.counts = Some(counts);
         progress.update();
         progress
     }
 
-    /// One conversation done (its `events` on disk: the listing's count is
-    /// used instead, so that conversations passed over count too).
-    pub fn done(&mut self, _events: usize) {
+    /// One conversation done, `events` event files on disk as the scan
+    /// counted them (0 for one passed over). The listing's count is used when
+    /// there is one, so done and total are counted alike.
+    pub fn done(&mut self, events: usize) {
         let i = self.done;
         self.done += 1;
-        if let Some(sizes) = &self.sizes {
-            let sized = sizes.sized.load(Ordering::Acquire);
-            self.done_events += match sizes.each.get(i) {
-                Some(n) if i < sized => n.load(Ordering::Relaxed),
-                _ => {
-                    // the lister is behind (rare: it only lists): count the mean
-                    // so far
-                    sizes.events.load(Ordering::Relaxed) / sized.max(1) as u64
-                }
+        if let Some(counts) = &self.counts {
+            let counted = counts.counted.load(Ordering::Acquire);
+            self.done_events += match counts.each.get(i) {
+                Some(n) if i < counted => n.load(Ordering::Relaxed),
+                // the lister is behind (rare: it only lists): the scan's count
+                _ => events as u64,
             };
         }
         self.update();
@@ -145,13 +143,13 @@ impl Progress {
     /// Events done and the store's events: all of them once listed, until
     /// then the listed part scaled up to the whole list.
     fn update(&self) {
-        let (Some(bar), Some(sizes)) = (&self.bar, &self.sizes) else {
+        let (Some(bar), Some(counts)) = (&self.bar, &self.counts) else {
             return;
         };
-        let sized = sizes.sized.load(Ordering::Acquire);
-        let events = sizes.events.load(Ordering::Relaxed);
-        if sized > 0 {
-            let estimate = (events as u128 * self.total as u128 / sized as u128) as u64;
+        let counted = counts.counted.load(Ordering::Acquire);
+        let events = counts.events.load(Ordering::Relaxed);
+        if counted > 0 {
+            let estimate = (events as u128 * self.total as u128 / counted as u128) as u64;
             bar.set_length(estimate.max(self.done_events));
         }
         bar.set_position(self.done_events);
@@ -166,10 +164,10 @@ impl Progress {
         }
     }
 
-    /// Clear the bar (nothing of it stays on the terminal) and stop sizing.
+    /// Clear the bar (nothing of it stays on the terminal) and stop counting.
     pub fn finish(&self) {
-        if let Some(sizes) = &self.sizes {
-            sizes.stop.store(true, Ordering::Relaxed);
+        if let Some(counts) = &self.counts {
+            counts.stop.store(true, Ordering::Relaxed);
         }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
