@@ -46,11 +46,13 @@ pub fn width_of(s: &str) -> usize {
     w
 }
 
-/// `first`, then `words` separated by spaces, wrapped at `width` columns:
+/// `first`, then `words` each after a space, wrapped at `width` columns:
 /// continuation lines are indented by `indent` spaces. `first` (a finding's
 /// `severity[check] PATH:` head) and each word are never split, so a path
-/// stays whole and greppable even when it is wider than the terminal. No
-/// trailing newline.
+/// stays whole and greppable even when it is wider than the terminal. An
+/// empty word (two spaces in a row of the text it was split from) keeps its
+/// space, except where the line breaks; without a width the text is
+/// returned exactly. No trailing newline.
 pub fn wrap<S: AsRef<str>>(
     first: &str,
     words: impl IntoIterator<Item = S>,
@@ -58,27 +60,26 @@ pub fn wrap<S: AsRef<str>>(
     width: Option<usize>,
 ) -> String {
     let mut out = first.to_string();
+    let Some(max) = width else {
+        for word in words {
+            out.push(' ');
+            out.push_str(word.as_ref());
+        }
+        return out;
+    };
     let mut col = width_of(first);
-    let mut line_empty = first.trim().is_empty();
     for word in words {
         let word = word.as_ref();
-        if word.is_empty() {
-            continue;
-        }
         let w = width_of(word);
-        if line_empty {
+        if col + 1 + w <= max {
+            out.push(' ');
             out.push_str(word);
-            col += w;
-            line_empty = false;
-        } else if width.is_some_and(|max| col + 1 + w > max) {
+            col += 1 + w;
+        } else if !word.is_empty() {
             out.push('\n');
             out.extend(std::iter::repeat_n(' ', indent));
             out.push_str(word);
             col = indent + w;
-        } else {
-            out.push(' ');
-            out.push_str(word);
-            col += 1 + w;
         }
     }
     out
@@ -423,12 +424,11 @@ mod tests {
             wrap("ab", ["日本語日本", "日本語日本"], 0, Some(13)),
             "ab 日本語日本\n日本語日本"
         );
-        // without a width nothing wraps
-        let long = "w ".repeat(100);
-        assert_eq!(
-            wrap("x:", long.split(' '), 4, None),
-            format!("x: {}", long.trim_end())
-        );
+        // without a width nothing wraps, and every space is kept
+        let long = "w  ".repeat(100);
+        assert_eq!(wrap("x:", long.split(' '), 4, None), format!("x: {long}"));
+        // with one, doubled spaces are kept within a line
+        assert_eq!(wrap("x:", "a  b".split(' '), 4, w), "x: a  b");
     }
 
     #[test]
