@@ -285,17 +285,16 @@ fn amount(state: &ProgressState, w: &mut dyn std::fmt::Write) {
 /// (`-` until a conversation is done). Plain arithmetic on the totals, so
 /// one slow first conversation cannot make it jump to hours.
 fn eta_by_events(state: &ProgressState, w: &mut dyn std::fmt::Write) {
-    let (pos, len) = (state.pos(), state.len());
-    let Some(len) = len else {
-        let _ = w.write_str("-");
-        return;
-    };
-    if pos == 0 || len < pos {
-        let _ = w.write_str("-");
-        return;
-    }
-    let secs = state.elapsed().as_secs_f64() * (len - pos) as f64 / pos as f64;
-    let _ = w.write_str(&clock(secs));
+    let eta = state
+        .len()
+        .and_then(|len| eta(state.elapsed(), state.pos(), len));
+    let _ = w.write_str(&eta.map_or_else(|| "-".to_string(), clock));
+}
+
+/// Seconds left when `done` of `total` events took `elapsed`: `None` until
+/// something is done.
+fn eta(elapsed: Duration, done: u64, total: u64) -> Option<f64> {
+    (done > 0 && done <= total).then(|| elapsed.as_secs_f64() * (total - done) as f64 / done as f64)
 }
 
 /// `42s`, `3m05s`, `2h07m`.
@@ -316,7 +315,20 @@ impl Drop for Progress {
 
 #[cfg(test)]
 mod tests {
-    use super::clock;
+    use super::*;
+
+    #[test]
+    fn eta_is_the_rate_so_far_over_the_events_left() {
+        let s = Duration::from_secs;
+        assert_eq!(eta(s(3), 0, 1000), None);
+        // 30 s in, a tenth of the events done: 270 s left
+        assert_eq!(eta(s(30), 1_000, 10_000), Some(270.0));
+        // one big conversation of 9,000 events and 100 of 10 each: the first
+        // done after 27 s leaves a tenth of the events, 3 s, where counting
+        // conversations would say 100 × 27 s
+        assert_eq!(eta(s(27), 9_000, 10_000), Some(3.0));
+        assert_eq!(eta(s(5), 10, 10), Some(0.0));
+    }
 
     #[test]
     fn clock_reads_like_a_clock() {
