@@ -948,6 +948,44 @@ impl<'s> Ctx<'s> {
                     self.run(i, &Value::Object(d))
                 }
             }
+            Sem::DecryptMcpConfig => {
+                let Value::Object(m) = v else {
+                    if let Some(i) = inner {
+                        self.run(i, v)
+                    }
+                    return;
+                };
+                let mut d = m.clone();
+                match d.remove("encrypted_mcp_config") {
+                    None => match d.get("mcp_config") {
+                        None | Some(Value::Null) => {}
+                        Some(Value::Object(c)) => {
+                            if mcp_decrypt_would_raise(c) {
+                                // raises only if the server has a cipher
+                                self.unjudged(&short());
+                            }
+                        }
+                        Some(_) => {
+                            self.err(
+                                "value_error",
+                                "Value error, mcp_config must be a dictionary when provided",
+                            );
+                            return;
+                        }
+                    },
+                    Some(Value::String(_)) => self.unjudged(&short()),
+                    Some(_) => {
+                        self.err(
+                            "value_error",
+                            "Value error, encrypted_mcp_config must be a string when provided",
+                        );
+                        return;
+                    }
+                }
+                if let Some(i) = inner {
+                    self.run(i, &Value::Object(d))
+                }
+            }
             Sem::Opaque => match (mode, inner) {
                 (FnMode::After, Some(i)) => {
                     let o = self.trial(i, v);
@@ -1424,5 +1462,21 @@ pub mod scalar {
                 "Input should be a valid UUID, invalid character",
             ))
         }
+    }
+}
+
+/// Whether 1.29.3's `_decrypt_mcp_secret_values` raises on this `mcp_config`
+/// (it runs only when the server has a cipher): `mcpServers` present and not
+/// a dict, or a server, or a server's `env`/`headers`, not a dict.
+fn mcp_decrypt_would_raise(config: &Map) -> bool {
+    match config.get("mcpServers") {
+        None => false,
+        Some(Value::Object(servers)) => servers.iter().any(|(_, server)| match server {
+            Value::Object(s) => ["env", "headers"]
+                .iter()
+                .any(|k| s.get(k).is_some_and(|x| !x.is_object())),
+            _ => true,
+        }),
+        Some(_) => true,
     }
 }
