@@ -71,6 +71,13 @@ pub struct RepairArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Output format: `human`, or per conversation the changes planned or
+    /// applied and the findings left and refused, with their reasons, as
+    /// `json` (one document) or `jsonl` (one line per conversation, then a
+    /// summary line); no diffs, no event content (docs/output.md).
+    #[arg(long, value_enum, default_value_t = RepairFormat::Human)]
+    pub format: RepairFormat,
+
     /// The server version that will open these folders. Its rules are applied
     /// (default: the newest known, as for `diagnose`); only when it is given,
     /// and is 1.43.0 or newer, is meta.json's copy of the agent dropped. Left
@@ -114,6 +121,18 @@ pub struct RepairArgs {
     /// everything else goes to stderr).
     #[arg(long, value_enum, default_value_t = DiffFormat::Unified, requires = "dry_run")]
     pub diff_format: DiffFormat,
+}
+
+/// Output format of `repair`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RepairFormat {
+    /// Diffs, what was (or would be) fixed, what is left and why, a summary
+    /// by check.
+    Human,
+    /// One JSON document: {"schema_version", "conversations", "summary"}.
+    Json,
+    /// One JSON object per line per conversation, then a {"summary"} line.
+    Jsonl,
 }
 
 /// How `repair --dry-run` shows a change.
