@@ -1,6 +1,7 @@
 //! Output of `repair` and `undo`: unified diffs, then what was (or would be)
 //! fixed, what is left and why.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -403,27 +404,28 @@ pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
             if dry_run { "would fix" } else { "fixed" }
         );
     }
-    if failed > 0 {
-        let _ = writeln!(
-            s,
-            "{failed} conversation{} could not be repaired (see \"not applied\" above)",
-            if failed == 1 { "" } else { "s" }
-        );
-    }
-    let refused = by_count(sum.by_check.iter().map(|(c, n)| (*c, n.refused, "")));
-    if t.refused > 0 {
-        let convs = format!(
-            "{} conversation{}",
-            t.refused,
-            if t.refused == 1 { "" } else { "s" }
-        );
-        if refused.is_empty() {
-            let _ = writeln!(s, "refused: {convs} (see \"refused\" above)");
+    let conversations_with = |n: usize, what: &str, checks: &BTreeMap<&str, usize>| {
+        let convs = format!("{n} conversation{}", if n == 1 { "" } else { "s" });
+        let list = by_count(checks.iter().map(|(c, k)| (*c, *k, "")));
+        if list.is_empty() {
+            format!("{what}: {convs} (see \"{what}\" above)\n")
         } else {
-            let _ = writeln!(s, "refused: {refused} in {convs} (see \"refused\" above)");
+            format!("{what}: {list} in {convs} (see \"{what}\" above)\n")
         }
-    } else if !refused.is_empty() {
-        let _ = writeln!(s, "not applied: {refused}");
+    };
+    if failed > 0 {
+        s.push_str(&conversations_with(
+            failed,
+            "not applied",
+            &sum.refused_by_status.1,
+        ));
+    }
+    if t.refused > 0 {
+        s.push_str(&conversations_with(
+            t.refused,
+            "refused",
+            &sum.refused_by_status.0,
+        ));
     }
     let left = by_count(
         sum.left_reasons

@@ -368,6 +368,11 @@ pub struct Summary {
     /// Findings left per (check, reason), for the human closing lines.
     #[serde(skip)]
     pub left_reasons: BTreeMap<(&'static str, &'static str), usize>,
+    /// Findings refused per check, of conversations whose plan was refused
+    /// (`.0`) and of those where applying failed (`.1`), for the human
+    /// closing lines.
+    #[serde(skip)]
+    pub refused_by_status: (BTreeMap<&'static str, usize>, BTreeMap<&'static str, usize>),
 }
 
 impl Summary {
@@ -377,6 +382,7 @@ impl Summary {
             totals: Totals::default(),
             by_check: BTreeMap::new(),
             left_reasons: BTreeMap::new(),
+            refused_by_status: Default::default(),
         }
     }
 
@@ -390,6 +396,14 @@ impl Summary {
         self.totals.left += o.left.len();
         for l in &o.left {
             *self.left_reasons.entry((l.check, l.reason)).or_default() += 1;
+        }
+        let by_status = if o.status == "failed" {
+            &mut self.refused_by_status.1
+        } else {
+            &mut self.refused_by_status.0
+        };
+        for r in &o.refused {
+            *by_status.entry(r.check).or_default() += 1;
         }
         for (c, n) in &o.by_check {
             self.by_check
