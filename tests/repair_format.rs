@@ -724,3 +724,76 @@ fn secrets_are_redacted_in_json() {
         assert!(!all.contains(secret), "`{secret}` leaked:\n{all}");
     }
 }
+
+/// A repair that fails under the locks (a server took the conversation
+/// between the plan and the write) is `failed`: nothing applied, its
+/// findings refused with the error the human output prints.
+#[test]
+fn a_lease_taken_before_the_write_is_a_failure_with_the_error() {
+    let mut outs = Vec::new();
+    for fmt in ["human", "json"] {
+        let (tmp, store) = store_of(&["false-root"]);
+        let conv = fs::read_dir(&store)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let before = snapshot(&store);
+        let b = tmp.path().join("b");
+        let gate = tmp.path().join("go");
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+            .args(["repair", "--format", fmt, "--backup-dir", s(&b), s(&store)])
+            .env("NO_COLOR", "1")
+            .env("CONVO_DOCTOR_PAUSE_AT", "before-proof")
+            .env("CONVO_DOCTOR_PAUSE_FILE", &gate)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let ready = PathBuf::from(format!("{}.ready", gate.display()));
+        let start = std::time::Instant::now();
+        while !ready.exists() {
+            assert!(start.elapsed().as_secs() < 60, "the repair never paused");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        fs::write(
+            conv.join("owner_lease.json"),
+            json!({"owner_instance_id": "x", "generation": 1, "expires_at": now + 600.0,
+                   "owner_host": "another-host", "owner_pid": 1})
+            .to_string(),
+        )
+        .unwrap();
+        fs::write(&gate, "").unwrap();
+        let out = child.wait_with_output().unwrap();
+        fs::remove_file(conv.join("owner_lease.json")).unwrap();
+        assert!(snapshot(&store) == before, "a failed repair wrote");
+        outs.push((
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ));
+    }
+    let (hcode, human) = &outs[0];
+    let (code, out) = &outs[1];
+    assert_eq!(code, hcode);
+    assert_eq!(*code, 1, "{out}");
+    let d = doc(out);
+    let c = &conversations(&d)[0];
+    assert_eq!(c["status"], "failed", "{out}");
+    let why = c["refusal"].as_str().unwrap();
+    assert!(why.contains("owner_lease.json became live"), "{why}");
+    assert!(human.contains(&format!("not applied: {why}")), "{human}");
+    assert_eq!(c["applied"], json!([]));
+    assert_eq!(c["refused"][0]["check"], "false-root");
+    assert_eq!(c["refused"][0]["reason"], why);
+    assert_eq!(d["summary"]["totals"]["failed"], 1);
+    assert_eq!(d["summary"]["totals"]["files"], 0);
+    assert!(
+        human.contains("not applied: false-root ×1 in 1 conversation"),
+        "{human}"
+    );
+}
