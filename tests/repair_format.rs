@@ -587,6 +587,31 @@ fn exit_codes_are_those_of_the_human_output() {
     );
     assert_eq!(code, 2, "{err}");
     assert_eq!(doc(&out)["summary"]["totals"]["scanned"], 0);
+    // a backup root others can write: exit 2, nothing written, and the
+    // document is still whole
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, store) = store_of(&["false-root"]);
+    let before = snapshot(&store);
+    let open = tmp.path().join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    for fmt in ["json", "jsonl"] {
+        let (code, out, err) = run(
+            &[
+                "repair",
+                "--format",
+                fmt,
+                "--backup-dir",
+                s(&open),
+                s(&store),
+            ],
+            &[],
+        );
+        assert_eq!(code, 2, "{err}");
+        let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        assert!(last.get("summary").is_some(), "{out}");
+    }
+    assert!(snapshot(&store) == before);
 }
 
 #[test]

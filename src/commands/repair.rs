@@ -119,6 +119,10 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
                         Ok(r) => run = Some(r),
                         Err(e) => {
                             render::error(&e);
+                            // JSON output stays one valid document
+                            if let Some(j) = json.as_mut() {
+                                let _ = j.finish(&mut w, &summary);
+                            }
                             return ExitStatus::Error;
                         }
                     }
