@@ -59,7 +59,8 @@ const REPAIR_EXIT_CODES: &str = "\
 Exit status:
   --dry-run: 0 nothing to change; 1 changes pending (diff printed) or refused
   otherwise: 0 nothing at or above --fail-on remains; 1 findings remain
-  2: usage error, or a PATH that cannot be read";
+  2: usage error, or a PATH that cannot be read
+The same for every --format.";
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
@@ -67,7 +68,8 @@ pub struct RepairArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Print the diff of every file that would change, and write nothing.
+    /// Show what would change (in human output, the diff of every file), and
+    /// write nothing.
     #[arg(long)]
     pub dry_run: bool,
 
