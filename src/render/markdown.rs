@@ -94,6 +94,10 @@ impl Markdown {
                 "# convo-doctor report\n\nconvo-doctor {} · `diagnose --format markdown` · secrets redacted\n",
                 env!("CARGO_PKG_VERSION")
             );
+            let _ = writeln!(
+                s,
+                "Each tree is drawn root at the top: green, the agent's branch (red when the SDK cannot load it, drawn as on disk); dashed red, events cut off by a new root; amber, abandoned branches; blue, detached events; grey, unreadable files and state-sync artifacts; dashed white, collapsed runs.\n"
+            );
         }
     }
 }
@@ -147,18 +151,21 @@ impl Renderer for Markdown {
             t.push('\n');
         }
         let _ = writeln!(t, "## Summary\n");
-        let _ = writeln!(t, "| | |\n|---|---|");
-        let _ = writeln!(t, "| conversations scanned | {} |", s.conversations);
-        let _ = writeln!(t, "| clean | {} |", s.clean);
-        let _ = writeln!(t, "| with findings | {} |", s.with_findings);
-        let _ = writeln!(t, "| cannot load | {} |", s.cannot_load);
-        let _ = writeln!(t, "| events on disk | {} |", s.events_on_disk);
         let _ = writeln!(
             t,
-            "| events the agents cannot see | {} |",
+            "- {} scanned: {} clean, {} with findings, {} cannot load",
+            crate::checks::plural(s.conversations, "conversation", "conversations"),
+            s.clean,
+            s.with_findings,
+            s.cannot_load
+        );
+        let _ = writeln!(
+            t,
+            "- {} on disk, {} the agents cannot see",
+            crate::checks::plural(s.events_on_disk, "event", "events"),
             s.events_orphaned
         );
-        let _ = writeln!(t, "| fixable with `convo-doctor repair` | {} |", s.fixable);
+        let _ = writeln!(t, "- {} fixable with `convo-doctor repair`", s.fixable);
         if !s.by_check.is_empty() {
             let mut checks: Vec<(&&str, &usize)> = s.by_check.iter().collect();
             checks.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -216,13 +223,12 @@ fn section(s: &mut String, r: &ConversationReport) {
         Some(false) => "no (see not-listed)",
         None => "n/a (no server catalogs it)",
     };
-    let agent = r
-        .events
-        .agent_view
-        .map_or("cannot load".to_string(), |n| n.to_string());
+    let agent = r.events.agent_view.map_or("cannot load".to_string(), |n| {
+        crate::checks::plural(n, "event", "events")
+    });
     let _ = writeln!(
         s,
-        "| | |\n|---|---|\n| id | {} |\n| server version | {} |\n| listed by agent-server | {listed} |\n| events on disk | {} |\n| agent's branch | {agent} |\n",
+        "**id** {} · **server version** {} · **listed by agent-server** {listed} · **events on disk** {} · **agent's branch** {agent}\n",
         clean(r, &r.id),
         clean(r, &r.server_version),
         r.events.on_disk
@@ -326,7 +332,17 @@ pub fn mermaid(r: &ConversationReport, t: &Tree) -> String {
             Item::Event(p) => {
                 let node = &t.trunk[p];
                 let id = format!("t{p}");
-                let mut text = label(r, &t.node_text(p));
+                let mut text = label(
+                    r,
+                    &format!(
+                        "{} · {}",
+                        crate::checks::ix(node.idx),
+                        node.kind.as_deref().unwrap_or("?")
+                    ),
+                );
+                if let Some(src) = &node.source {
+                    let _ = write!(text, " {}", label(r, &format!("({src})")));
+                }
                 for tag in &node.tags {
                     let _ = write!(text, "<br/>{}", label(r, tag));
                 }

@@ -229,7 +229,7 @@ impl Tree {
     /// "… 120 events: 00010–00129 …" for a collapsed run.
     pub fn run_text(&self, from: usize, to: usize) -> String {
         format!(
-            "… {} {} …",
+            "… {}: {} …",
             plural(to - from + 1, "event", "events"),
             checks::ix_range(self.trunk[from].idx, self.trunk[to].idx)
         )
