@@ -483,11 +483,19 @@ pub fn build(ctx: &Ctx) -> Tree {
                     None if explicit_root && i > 0 => {
                         "root: a new root (parent __root__)".to_string()
                     }
+                    // the walk on disk stopped where it came back on itself
+                    None if !loads && r.tolerant_parent(i).is_some() => format!(
+                        "its parent {} closes a cycle",
+                        ix(r.tolerant_parent(i).unwrap_or(0))
+                    ),
                     None => "root".to_string(),
                 });
             }
             if Some(p) == last {
                 tags.push(if loads { "leaf (HEAD)" } else { "last event" }.to_string());
+                if let Some(LoadError::UnknownLeaf { .. }) = ctx.load_error() {
+                    tags.push("the stored HEAD (leaf_event_id) is not in the log".to_string());
+                }
             }
             let fails = fails_at == Some(i);
             Node {
@@ -541,7 +549,7 @@ pub fn draw(r: &ConversationReport, t: &Tree, color: bool) -> String {
     if t.at(Anchor::Above).next().is_some() {
         let first = t.trunk.first().map_or(0, |n| n.idx);
         line(format!(
-            "✂ {} has parent __root__: the events above are cut off from the agent",
+            "✂ {} starts a new root (parent __root__): the agent does not see the events above",
             ix(first)
         ));
     }
