@@ -403,3 +403,27 @@ pub fn mermaid(r: &ConversationReport, t: &Tree) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_text_keeps_no_syntax() {
+        assert_eq!(md("a|b"), "a&#124;b");
+        assert_eq!(md("`x`"), "&#96;x&#96;");
+        assert_eq!(md("<script>"), "&lt;script&gt;");
+        assert_eq!(md("[l](u)"), "&#91;l&#93;(u)");
+        assert_eq!(md("a & b"), "a &amp; b");
+        assert_eq!(md("plain 00003–00004 ü"), "plain 00003–00004 ü");
+    }
+
+    #[test]
+    fn mermaid_labels_keep_no_syntax() {
+        assert_eq!(mm("\"]; click"), "#34;#93;#59; click");
+        assert_eq!(mm("%%{init}"), "#37;#37;#123;init#125;");
+        assert_eq!(mm("a\nb"), "a#10;b");
+        assert_eq!(mm("00003–00004"), "00003#8211;00004");
+        assert_eq!(mm("x (y): z/w_v"), "x (y): z/w_v");
+    }
+}
