@@ -611,3 +611,43 @@ fn groups_hang_where_the_views_put_them() {
         t.groups
     );
 }
+
+#[test]
+fn past_twelve_groups_the_rest_are_summed_on_one_line() {
+    // trunk 0 → … → 40 (the stored HEAD); events 41–60 each hang off 2k
+    let tmp = tempfile::tempdir().unwrap();
+    let mut events: Vec<(usize, Option<usize>, &str)> = (0..=40)
+        .map(|i: usize| (i, i.checked_sub(1), "MessageEvent"))
+        .collect();
+    for k in 0..20 {
+        events.push((41 + k, Some(2 * k), "MessageEvent"));
+    }
+    let dir = write_conv(tmp.path(), 9, &events);
+    let mut state: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("base_state.json")).unwrap()).unwrap();
+    state["leaf_event_id"] = json!(eid(40));
+    fs::write(dir.join("base_state.json"), state.to_string()).unwrap();
+    let (t, _) = tree_of(&dir);
+    assert_eq!(t.trunk.len(), 41);
+    assert_eq!(t.groups.len(), tree::MAX_GROUPS);
+    assert_eq!(t.more, Some((8, 8)));
+    let p = dir.to_str().unwrap();
+    let (_, out, _) = run(&["diagnose", "--tree", p], &[]);
+    assert_eq!(
+        out.matches("├─○ 1 event on an abandoned branch").count(),
+        12,
+        "{out}"
+    );
+    assert!(
+        out.contains("○ … 8 events in 8 more ranges not drawn (--events lists them all)"),
+        "{out}"
+    );
+    let (_, md, _) = run(&["diagnose", "--format", "markdown", p], &[]);
+    let graphs = mermaid_blocks(&md);
+    assert!(
+        check_graph(&graphs[0]).is_empty(),
+        "{:?}",
+        check_graph(&graphs[0])
+    );
+    assert!(graphs[0].contains("more[\"8 more events in 8 ranges not drawn\"]"));
+}
