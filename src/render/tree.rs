@@ -542,7 +542,12 @@ pub fn draw(r: &ConversationReport, t: &Tree, color: bool) -> String {
     if t.trunk.is_empty() && t.groups.is_empty() {
         line(faint("(no events)".into()));
     }
-    let dot = if t.loads { "●" } else { "○" };
+    let dot = match (t.loads, color) {
+        (true, true) => "●".green().to_string(),
+        (true, false) => "●".to_string(),
+        (false, true) => "○".red().to_string(),
+        (false, false) => "○".to_string(),
+    };
     for g in t.at(Anchor::Above) {
         line(faint(format!("○ {}", clean(&g.line()))));
     }
