@@ -212,6 +212,12 @@ pub struct DiagnoseArgs {
     #[arg(long)]
     pub events: bool,
 
+    /// Draw each conversation's event tree, root first: the agent's branch
+    /// as the trunk, the events it does not see collapsed by reason, long
+    /// runs collapsed (human format; `--format markdown` always draws it).
+    #[arg(long)]
+    pub tree: bool,
+
     /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
     /// the pydantic models events and base_state.json must fit, which copy of
     /// a duplicated field wins). Default: the newest known, as for `repair`.

@@ -64,6 +64,9 @@ pub struct ConversationReport {
     /// Every secret read from this conversation: renderers pass all text through it.
     #[serde(skip)]
     pub redactor: Redactor,
+    /// The event tree (`diagnose --tree`, `--format markdown`).
+    #[serde(skip)]
+    pub tree: Option<crate::render::tree::Tree>,
 }
 
 impl ConversationReport {
@@ -221,6 +224,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         findings,
         event_list,
         redactor,
+        tree: None,
     }
 }
 

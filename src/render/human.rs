@@ -96,6 +96,9 @@ impl Renderer for Human {
                 r.server_version
             );
         }
+        if let Some(tree) = &r.tree {
+            s.push_str(&super::tree::draw(r, tree, self.color));
+        }
         if let Some(rows) = &r.event_list {
             let _ = writeln!(
                 s,
