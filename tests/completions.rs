@@ -1,12 +1,16 @@
 //! The completion scripts and man pages, exercised by the programs that use
-//! them: bash (always present) runs the generated completion function the
-//! way `complete -F` does; fish and zsh when installed (skipped with a
-//! printed reason otherwise); man pages are rendered and, when `man` is
-//! installed, formatted by `man -l` with warnings on.
+//! them. Completions, twice: the functions called directly (bash runs the
+//! generated function the way `complete -F` does, fish answers `complete
+//! -C`), then real interactive bash, zsh (compinit) and fish sessions under
+//! tmux, where keys are typed, TAB pressed and the completed line read back.
+//! A test whose shell (or tmux) is not installed prints `SKIP` and the reason,
+//! and passes. Man pages are rendered and, when `man` is installed, formatted
+//! by `man -l` with warnings on.
 #![allow(clippy::print_stderr)] // skip notes for the test log
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 fn bin(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
@@ -106,6 +110,18 @@ fn bash_completes_subcommand_flags_and_check_ids() {
         bash_complete(&s, &["convo-doctor", "undo", "--li"]),
         ["--list"]
     );
+    // Inside a comma list: the ids typed stay, the last one completes.
+    assert_eq!(
+        bash_complete(
+            &s,
+            &["convo-doctor", "diagnose", "--only", "false-root,ind"]
+        ),
+        ["false-root,index-gap"]
+    );
+    assert_eq!(
+        bash_complete(&s, &["convo-doctor", "diagnose", "--skip", "a,b,meta-d"]),
+        ["a,b,meta-divergence", "a,b,meta-duplicate"]
+    );
     // The subcommands themselves.
     assert_eq!(bash_complete(&s, &["convo-doctor", "dia"]), ["diagnose"]);
     // Every id of the registry is offered after --only.
@@ -138,7 +154,7 @@ fn declared_ids_do_not_change_the_unknown_check_error() {
 #[test]
 fn fish_completes_subcommand_flags_and_check_ids() {
     if !installed("fish") {
-        eprintln!("skipped: fish is not installed");
+        eprintln!("SKIP fish_completes_subcommand_flags_and_check_ids: fish is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -167,12 +183,20 @@ fn fish_completes_subcommand_flags_and_check_ids() {
     assert_eq!(ask("convo-doctor diagnose --fo"), ["--format"]);
     assert_eq!(ask("convo-doctor diagnose --only fal"), ["false-root"]);
     assert_eq!(ask("convo-doctor explain false-"), ["false-root"]);
+    assert_eq!(
+        ask("convo-doctor diagnose --skip false-root,ind"),
+        ["false-root,index-gap"]
+    );
+    assert_eq!(
+        ask("convo-doctor repair --only=false-root,stale-l"),
+        ["--only=false-root,stale-leaf"]
+    );
 }
 
 #[test]
 fn zsh_script_loads_and_declares_check_ids() {
     if !installed("zsh") {
-        eprintln!("skipped: zsh is not installed");
+        eprintln!("SKIP zsh_script_loads_and_declares_check_ids: zsh is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -209,6 +233,355 @@ fn zsh_script_loads_and_declares_check_ids() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "_convo-doctor");
     let text = std::fs::read_to_string(tmp.path().join("_convo-doctor")).unwrap();
     assert!(text.contains("false-root") && text.contains("--only"));
+}
+
+// --- Real interactive sessions --------------------------------------------
+//
+// Each shell runs interactively in a tmux pane (a private server on a socket
+// in a temp dir, killed on drop): keys are typed with `send-keys`, TAB is
+// pressed, and the command line is read back with `capture-pane`, polled for
+// a few seconds at most. This is what a user's TAB does: readline (bash), ZLE
+// with compinit (zsh) and fish's own reader, each loading the script as an
+// install would.
+
+const PROMPT: &str = "READY> ";
+
+/// The command line being edited: the last line of the pane that starts
+/// with the prompt, without it (blanks around kept out).
+fn line(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(PROMPT.trim_end()))
+        .map(|l| l.trim().to_string())
+}
+
+/// How long one completion may take to show (polled every 50 ms).
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Tmux {
+    tmp: tempfile::TempDir,
+    sock: PathBuf,
+}
+
+impl Tmux {
+    /// A detached session running `command` (argv) with a clean environment
+    /// holding `envs`, the binary's folder first on PATH; None (after a SKIP
+    /// line) without tmux or the shell.
+    fn start(test: &str, shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) -> Option<Tmux> {
+        for program in ["tmux", shell] {
+            if !installed(program) {
+                eprintln!("SKIP {test}: {program} is not installed");
+                return None;
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let sock = tmp.path().join("sock");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let argv = setup(tmp.path());
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_convo-doctor"))
+            .parent()
+            .unwrap();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+        );
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&sock)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "200",
+                "-y",
+                "50",
+                "--",
+            ])
+            .args(&argv)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", &home)
+            .env("SHELL", "/bin/sh")
+            .env("TERM", "xterm-256color")
+            .env("LANG", "C.UTF-8")
+            .env("XDG_STATE_HOME", tmp.path().join("state"))
+            .env("XDG_DATA_HOME", tmp.path().join("data"))
+            .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+            .env("ZDOTDIR", tmp.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let t = Tmux { tmp, sock };
+        t.wait_for_prompt();
+        Some(t)
+    }
+
+    fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.sock)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The pane's text, wrapped lines joined.
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-J"])
+    }
+
+    fn at_empty_prompt(&self) -> bool {
+        self.screen()
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(str::trim_end)
+            == Some(PROMPT.trim_end())
+    }
+
+    fn wait_for_prompt(&self) {
+        let start = Instant::now();
+        while !self.at_empty_prompt() {
+            if start.elapsed() > WAIT {
+                panic!(
+                    "no prompt within {WAIT:?}; the pane shows:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Type `typed`, press TAB (`tabs` times) and wait until the command line
+    /// reads `expected` and the pane shows each of `listed` (the candidates a
+    /// shell lists below the line); then cancel the line (Ctrl-C) for the
+    /// next case.
+    fn complete(&self, typed: &str, tabs: usize, expected: &str, listed: &[&str]) {
+        self.tmux(&["send-keys", "-l", typed]);
+        for _ in 0..tabs {
+            self.tmux(&["send-keys", "Tab"]);
+        }
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            let line = line(&screen);
+            if line.as_deref() == Some(expected) && listed.iter().all(|w| screen.contains(w)) {
+                break;
+            }
+            if start.elapsed() > WAIT {
+                panic!(
+                    "`{typed}` + TAB: the line is {line:?}, not {expected:?}, or one of \
+                     {listed:?} is not listed; the pane shows:\n{screen}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.cancel_line();
+    }
+
+    /// Ctrl-C until an empty prompt shows: zsh may still be in its
+    /// completion widget when the completed line is drawn, and a SIGINT
+    /// then only ends the widget; another Ctrl-C at an empty prompt is
+    /// harmless.
+    fn cancel_line(&self) {
+        let start = Instant::now();
+        loop {
+            self.tmux(&["send-keys", "C-c"]);
+            let sent = Instant::now();
+            while sent.elapsed() < Duration::from_secs(1) {
+                if self.at_empty_prompt() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if start.elapsed() > WAIT {
+                panic!(
+                    "no empty prompt after Ctrl-C; the pane shows:\n{}",
+                    self.screen()
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.sock)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// A backup root holding two runs (a folder with a manifest.json each) and
+/// a folder that is not a run (no manifest): `undo` offers the runs only.
+fn backup_root(root: &Path) {
+    for run in ["20261130T112233Z-42", "20261201T080000Z-7"] {
+        std::fs::create_dir_all(root.join(run)).unwrap();
+        std::fs::write(root.join(run).join("manifest.json"), "{}").unwrap();
+    }
+    std::fs::create_dir_all(root.join("20261130T999999Z-not-a-run")).unwrap();
+}
+
+/// The cases every shell is asked, as (typed, TABs, the line after, per
+/// shell): `--fo` → `--format`, check ids after `--only` and inside its
+/// comma list, `explain`'s id, and `undo`'s run ids from the default backup
+/// root and from `--backup-dir`.
+fn session_cases(t: &Tmux, shell: &str) {
+    backup_root(&t.dir().join("state/convo-doctor/backups"));
+    backup_root(&t.dir().join("other"));
+    std::fs::remove_dir_all(t.dir().join("other/20261130T112233Z-42")).unwrap();
+    let other = t.dir().join("other");
+    let other = other.to_str().unwrap();
+    // zsh completes `--format=` (clap declares `--format=[...]`) and shows
+    // the comma that may follow a list item (removed if a space is typed);
+    // bash and fish end an item with a space (not kept in `line`).
+    let zsh = shell == "zsh";
+    let cases: Vec<(String, String)> = vec![
+        (
+            "convo-doctor diagnose --fo".into(),
+            if zsh {
+                "convo-doctor diagnose --format="
+            } else {
+                "convo-doctor diagnose --format"
+            }
+            .into(),
+        ),
+        (
+            "convo-doctor diagnose --only fal".into(),
+            format!(
+                "convo-doctor diagnose --only false-root{}",
+                if zsh { "," } else { "" }
+            ),
+        ),
+        (
+            "convo-doctor diagnose --only false-root,ind".into(),
+            format!(
+                "convo-doctor diagnose --only false-root,index-gap{}",
+                if zsh { "," } else { "" }
+            ),
+        ),
+        (
+            "convo-doctor diagnose --skip index-gap,fal".into(),
+            format!(
+                "convo-doctor diagnose --skip index-gap,false-root{}",
+                if zsh { "," } else { "" }
+            ),
+        ),
+        (
+            "convo-doctor repair --only meta-dup".into(),
+            format!(
+                "convo-doctor repair --only meta-duplicate{}",
+                if zsh { "," } else { "" }
+            ),
+        ),
+        (
+            "convo-doctor explain index-".into(),
+            "convo-doctor explain index-gap".into(),
+        ),
+        (
+            "convo-doctor undo 20261130".into(),
+            "convo-doctor undo 20261130T112233Z-42".into(),
+        ),
+        (
+            format!("convo-doctor undo --backup-dir {other} 2026"),
+            format!("convo-doctor undo --backup-dir {other} 20261201T080000Z-7"),
+        ),
+    ];
+    for (typed, expected) in &cases {
+        t.complete(typed, 1, expected, &[]);
+    }
+    // Two ids share the prefix: the line keeps it and both are listed
+    // (bash lists on the second TAB).
+    t.complete(
+        "convo-doctor diagnose --skip false-root,meta-d",
+        if shell == "bash" { 2 } else { 1 },
+        "convo-doctor diagnose --skip false-root,meta-d",
+        &["meta-divergence", "meta-duplicate"],
+    );
+}
+
+#[test]
+fn bash_session_completes_flags_ids_in_lists_and_run_ids() {
+    let Some(t) = Tmux::start("bash_session", "bash", |dir| {
+        let s = script(dir, "bash");
+        let rc = dir.join("bashrc");
+        std::fs::write(&rc, format!("PS1='{PROMPT}'\nsource '{}'\n", s.display())).unwrap();
+        [
+            "bash",
+            "--noprofile",
+            "--rcfile",
+            rc.to_str().unwrap(),
+            "-i",
+        ]
+        .map(String::from)
+        .to_vec()
+    }) else {
+        return;
+    };
+    session_cases(&t, "bash");
+}
+
+#[test]
+fn zsh_session_with_compinit_completes_flags_ids_in_lists_and_run_ids() {
+    let Some(t) = Tmux::start("zsh_session", "zsh", |dir| {
+        // Installed as a user would: `_convo-doctor` in a folder of fpath,
+        // found by compinit (ZDOTDIR is `dir`; -d skips the system rc files).
+        let fpath = dir.join("zfunc");
+        std::fs::create_dir_all(&fpath).unwrap();
+        std::fs::rename(script(dir, "zsh"), fpath.join("_convo-doctor")).unwrap();
+        std::fs::write(
+            dir.join(".zshrc"),
+            format!(
+                "PS1='{PROMPT}'\nfpath=('{}' $fpath)\nautoload -Uz compinit\ncompinit -u -D\n",
+                fpath.display()
+            ),
+        )
+        .unwrap();
+        ["zsh", "-d", "-i"].map(String::from).to_vec()
+    }) else {
+        return;
+    };
+    session_cases(&t, "zsh");
+}
+
+#[test]
+fn fish_session_completes_flags_ids_in_lists_and_run_ids() {
+    let Some(t) = Tmux::start("fish_session", "fish", |dir| {
+        let s = script(dir, "fish");
+        // No autosuggestion: its grey text would read as part of the line.
+        let init = format!(
+            "set -g fish_greeting; set -g fish_autosuggestion_enabled 0; \
+             function fish_prompt; printf '{PROMPT}'; end; source '{}'",
+            s.display()
+        );
+        ["fish", "--no-config", "-i", "-C", &init]
+            .map(String::from)
+            .to_vec()
+    }) else {
+        return;
+    };
+    session_cases(&t, "fish");
 }
 
 /// The pages `convo-doctor man [COMMAND]` prints: the main one and one per
@@ -321,7 +694,7 @@ fn man_page_examples_parse() {
 #[test]
 fn man_renders_pages_without_warnings() {
     if !installed("man") || !installed("groff") {
-        eprintln!("skipped: man or groff is not installed");
+        eprintln!("SKIP man_renders_pages_without_warnings: man or groff is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
