@@ -456,61 +456,42 @@ fn session_cases(t: &Tmux, shell: &str) {
     // zsh completes `--format=` (clap declares `--format=[...]`) and shows
     // the comma that may follow a list item (removed if a space is typed);
     // bash and fish end an item with a space (not kept in `line`).
-    let zsh = shell == "zsh";
-    let cases: Vec<(String, String)> = vec![
+    let (eq, comma) = if shell == "zsh" { ("=", ",") } else { ("", "") };
+    let cases = [
+        ("diagnose --fo", format!("diagnose --format{eq}")),
         (
-            "convo-doctor diagnose --fo".into(),
-            if zsh {
-                "convo-doctor diagnose --format="
-            } else {
-                "convo-doctor diagnose --format"
-            }
-            .into(),
+            "diagnose --only fal",
+            format!("diagnose --only false-root{comma}"),
         ),
         (
-            "convo-doctor diagnose --only fal".into(),
-            format!(
-                "convo-doctor diagnose --only false-root{}",
-                if zsh { "," } else { "" }
-            ),
+            "diagnose --only false-root,ind",
+            format!("diagnose --only false-root,index-gap{comma}"),
         ),
         (
-            "convo-doctor diagnose --only false-root,ind".into(),
-            format!(
-                "convo-doctor diagnose --only false-root,index-gap{}",
-                if zsh { "," } else { "" }
-            ),
+            "diagnose --skip index-gap,fal",
+            format!("diagnose --skip index-gap,false-root{comma}"),
         ),
         (
-            "convo-doctor diagnose --skip index-gap,fal".into(),
-            format!(
-                "convo-doctor diagnose --skip index-gap,false-root{}",
-                if zsh { "," } else { "" }
-            ),
+            "repair --only meta-dup",
+            format!("repair --only meta-duplicate{comma}"),
         ),
-        (
-            "convo-doctor repair --only meta-dup".into(),
-            format!(
-                "convo-doctor repair --only meta-duplicate{}",
-                if zsh { "," } else { "" }
-            ),
-        ),
-        (
-            "convo-doctor explain index-".into(),
-            "convo-doctor explain index-gap".into(),
-        ),
-        (
-            "convo-doctor undo 20261130".into(),
-            "convo-doctor undo 20261130T112233Z-42".into(),
-        ),
-        (
-            format!("convo-doctor undo --backup-dir {other} 2026"),
-            format!("convo-doctor undo --backup-dir {other} 20261201T080000Z-7"),
-        ),
+        ("explain index-", "explain index-gap".into()),
+        ("undo 20261130", "undo 20261130T112233Z-42".into()),
     ];
     for (typed, expected) in &cases {
-        t.complete(typed, 1, expected, &[]);
+        t.complete(
+            &format!("convo-doctor {typed}"),
+            1,
+            &format!("convo-doctor {expected}"),
+            &[],
+        );
     }
+    t.complete(
+        &format!("convo-doctor undo --backup-dir {other} 2026"),
+        1,
+        &format!("convo-doctor undo --backup-dir {other} 20261201T080000Z-7"),
+        &[],
+    );
     // Two ids share the prefix: the line keeps it and both are listed
     // (bash lists on the second TAB).
     t.complete(

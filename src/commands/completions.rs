@@ -48,6 +48,19 @@ fn replace_n(text: &str, from: &str, to: &str, n: usize) -> String {
     text.replace(from, to)
 }
 
+/// bash and zsh alike: the backup root of `persist::default_backup_root`
+/// unless `root` was set from `--backup-dir`, `~` expanded.
+const SH_ROOT: &str = r#"    if [[ -z $root ]]; then
+        if [[ -n ${XDG_STATE_HOME-} ]]; then
+            root=$XDG_STATE_HOME/convo-doctor/backups
+        elif [[ -n ${HOME-} ]]; then
+            root=$HOME/.local/state/convo-doctor/backups
+        else
+            return 0
+        fi
+    fi
+    [[ $root == \~* ]] && root=$HOME${root#\~}"#;
+
 /// The bash helpers, defined before clap's function.
 const BASH_HELPERS: &str = r#"# convo-doctor: check ids inside a comma list, and repair run ids.
 __convo_doctor_check_list() {
@@ -63,16 +76,7 @@ __convo_doctor_runs() {
             [[ $root == = ]] && root=${COMP_WORDS[i+2]}
         fi
     done
-    if [[ -z $root ]]; then
-        if [[ -n ${XDG_STATE_HOME-} ]]; then
-            root=$XDG_STATE_HOME/convo-doctor/backups
-        elif [[ -n ${HOME-} ]]; then
-            root=$HOME/.local/state/convo-doctor/backups
-        else
-            return 0
-        fi
-    fi
-    [[ $root == \~* ]] && root=$HOME${root#\~}
+@ROOT@
     for m in "$root"/*/manifest.json; do
         [[ -f $m ]] || continue
         m=${m%/manifest.json}
@@ -109,7 +113,10 @@ fn bash(text: String, ids: &str) -> String {
             text
         }
     };
-    BASH_HELPERS.replace("@IDS@", ids) + &text
+    BASH_HELPERS
+        .replace("@IDS@", ids)
+        .replace("@ROOT@", SH_ROOT)
+        + &text
 }
 
 /// The zsh helpers, defined before the script's last lines (which call or
@@ -118,16 +125,7 @@ const ZSH_HELPERS: &str = r#"(( $+functions[_convo-doctor_runs] )) ||
 _convo-doctor_runs() {
     # convo-doctor: the repair run ids under the backup root.
     local root=${(Q)opt_args[--backup-dir]}
-    if [[ -z $root ]]; then
-        if [[ -n ${XDG_STATE_HOME-} ]]; then
-            root=$XDG_STATE_HOME/convo-doctor/backups
-        elif [[ -n ${HOME-} ]]; then
-            root=$HOME/.local/state/convo-doctor/backups
-        else
-            return 1
-        fi
-    fi
-    [[ $root == \~* ]] && root=$HOME${root#\~}
+@ROOT@
     local -a runs
     runs=( $root/*/manifest.json(N-.:h:t) )
     compadd -a runs
@@ -151,7 +149,12 @@ fn zsh(text: String, ids: &str) -> String {
     );
     let tail = "\nif [ \"$funcstack[1]\" = \"_convo-doctor\" ]; then";
     match text.rfind(tail) {
-        Some(at) => format!("{}\n{}{}", &text[..at], ZSH_HELPERS, &text[at..]),
+        Some(at) => format!(
+            "{}\n{}{}",
+            &text[..at],
+            ZSH_HELPERS.replace("@ROOT@", SH_ROOT),
+            &text[at..]
+        ),
         None => {
             debug_assert!(false, "no tail in the zsh script");
             text
