@@ -8,6 +8,8 @@
 //! by `man -l` with warnings on.
 #![allow(clippy::print_stderr)] // skip notes for the test log
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -433,14 +435,39 @@ impl Drop for Tmux {
     }
 }
 
-/// A backup root holding two runs (a folder with a manifest.json each) and
-/// a folder that is not a run (no manifest): `undo` offers the runs only.
-fn backup_root(root: &Path) {
-    for run in ["20261130T112233Z-42", "20261201T080000Z-7"] {
-        std::fs::create_dir_all(root.join(run)).unwrap();
-        std::fs::write(root.join(run).join("manifest.json"), "{}").unwrap();
+/// A real repair run of a copy of fixtures/false-root, its backups under
+/// `backup_dir` (or the default root below `state`, as XDG_STATE_HOME):
+/// the run id `undo --list` prints for it, and beside it a folder that is
+/// not a run (no manifest.json) named like the id but for its last
+/// character, which `undo` must not offer.
+fn repair_run(state: &Path, backup_dir: Option<&Path>) -> String {
+    let (_tmp, store, _) = common::fixture_copy("false-root");
+    let state = state.to_str().unwrap();
+    let mut args = vec!["repair", store.to_str().unwrap()];
+    let mut list = vec!["undo", "--list"];
+    if let Some(d) = backup_dir {
+        for a in [&mut args, &mut list] {
+            a.extend(["--backup-dir", d.to_str().unwrap()]);
+        }
     }
-    std::fs::create_dir_all(root.join("20261130T999999Z-not-a-run")).unwrap();
+    let env = [("XDG_STATE_HOME", state)];
+    let (code, _, err) = common::run(&args, &env);
+    assert_eq!(code, 0, "repair: {err}");
+    let (code, out, err) = common::run(&list, &env);
+    assert_eq!(code, 0, "undo --list: {err}");
+    let id = out
+        .lines()
+        .find_map(|l| l.split("can be undone: convo-doctor undo ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no undoable run listed: {out}"))
+        .to_string();
+    let root = backup_dir.map_or_else(
+        || Path::new(state).join("convo-doctor/backups"),
+        Path::to_path_buf,
+    );
+    let decoy = format!("{}_", &id[..id.len() - 1]);
+    std::fs::create_dir_all(root.join(decoy)).unwrap();
+    id
 }
 
 /// The cases every shell is asked, as (typed, TABs, the line after, per
@@ -448,10 +475,10 @@ fn backup_root(root: &Path) {
 /// comma list, `explain`'s id, and `undo`'s run ids from the default backup
 /// root and from `--backup-dir`.
 fn session_cases(t: &Tmux, shell: &str) {
-    backup_root(&t.dir().join("state/convo-doctor/backups"));
-    backup_root(&t.dir().join("other"));
-    std::fs::remove_dir_all(t.dir().join("other/20261130T112233Z-42")).unwrap();
+    let state = t.dir().join("state");
     let other = t.dir().join("other");
+    let run = repair_run(&state, None);
+    let other_run = repair_run(&state, Some(&other));
     let other = other.to_str().unwrap();
     // zsh completes `--format=` (clap declares `--format=[...]`) and shows
     // the comma that may follow a list item (removed if a space is typed);
@@ -476,7 +503,10 @@ fn session_cases(t: &Tmux, shell: &str) {
             format!("repair --only meta-duplicate{comma}"),
         ),
         ("explain index-", "explain index-gap".into()),
-        ("undo 20261130", "undo 20261130T112233Z-42".into()),
+        (
+            &format!("undo {}", &run[..run.len() - 2]),
+            format!("undo {run}"),
+        ),
     ];
     for (typed, expected) in &cases {
         t.complete(
@@ -487,9 +517,12 @@ fn session_cases(t: &Tmux, shell: &str) {
         );
     }
     t.complete(
-        &format!("convo-doctor undo --backup-dir {other} 2026"),
+        &format!(
+            "convo-doctor undo --backup-dir {other} {}",
+            &other_run[..other_run.len() - 2]
+        ),
         1,
-        &format!("convo-doctor undo --backup-dir {other} 20261201T080000Z-7"),
+        &format!("convo-doctor undo --backup-dir {other} {other_run}"),
         &[],
     );
     // Two ids share the prefix: the line keeps it and both are listed
