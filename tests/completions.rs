@@ -14,17 +14,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{installed, output};
+
 fn bin(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::run(args, &[])
+}
+
+/// Run a shell's command; its stdout, once it exited 0.
+fn shell_out(cmd: &mut Command) -> String {
+    let (code, out, err) = output(cmd);
+    assert_eq!(code, 0, "{cmd:?}: {err}");
+    out
 }
 
 fn script(dir: &Path, shell: &str) -> std::path::PathBuf {
@@ -33,14 +33,6 @@ fn script(dir: &Path, shell: &str) -> std::path::PathBuf {
     let path = dir.join(format!("convo-doctor.{shell}"));
     std::fs::write(&path, out).unwrap();
     path
-}
-
-fn installed(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// What bash's programmable completion offers for `line` (the last word is
@@ -67,17 +59,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
 "#,
         script.display()
     );
-    let out = Command::new("bash")
-        .args(["--norc", "--noprofile", "-c", &program])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "bash: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
+    shell_out(Command::new("bash").args(["--norc", "--noprofile", "-c", &program]))
         .lines()
         .filter(|l| !l.is_empty())
         .map(str::to_string)
@@ -162,25 +144,15 @@ fn fish_completes_subcommand_flags_and_check_ids() {
     let tmp = tempfile::tempdir().unwrap();
     let s = script(tmp.path(), "fish");
     let ask = |line: &str| -> Vec<String> {
-        let out = Command::new("fish")
-            .args([
-                "--no-config",
-                "-c",
-                &format!("source '{}'; complete -C '{line}'", s.display()),
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            // fish prints "candidate<TAB>description".
-            .map(|l| l.split('\t').next().unwrap().to_string())
-            .collect()
+        shell_out(Command::new("fish").args([
+            "--no-config",
+            "-c",
+            &format!("source '{}'; complete -C '{line}'", s.display()),
+        ]))
+        .lines()
+        // fish prints "candidate<TAB>description".
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect()
     };
     assert_eq!(ask("convo-doctor diagnose --fo"), ["--format"]);
     assert_eq!(ask("convo-doctor diagnose --only fal"), ["false-root"]);
@@ -204,35 +176,19 @@ fn zsh_script_loads_and_declares_check_ids() {
     let tmp = tempfile::tempdir().unwrap();
     let s = script(tmp.path(), "zsh");
     // zsh parses it (-n: no execution) ...
-    let out = Command::new("zsh")
-        .args(["-f", "-n", s.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    shell_out(Command::new("zsh").args(["-f", "-n", s.to_str().unwrap()]));
     // ... and compinit loads it from fpath as the `_convo-doctor` function.
     std::fs::rename(&s, tmp.path().join("_convo-doctor")).unwrap();
-    let out = Command::new("zsh")
-        .args([
-            "-f",
-            "-c",
-            &format!(
-                "fpath=('{}' $fpath); autoload -Uz compinit; compinit -u -D; \
-                 print -r -- $_comps[convo-doctor]",
-                tmp.path().display()
-            ),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "_convo-doctor");
+    let out = shell_out(Command::new("zsh").args([
+        "-f",
+        "-c",
+        &format!(
+            "fpath=('{}' $fpath); autoload -Uz compinit; compinit -u -D; \
+             print -r -- $_comps[convo-doctor]",
+            tmp.path().display()
+        ),
+    ]));
+    assert_eq!(out.trim(), "_convo-doctor");
     let text = std::fs::read_to_string(tmp.path().join("_convo-doctor")).unwrap();
     assert!(text.contains("false-root") && text.contains("--only"));
 }
@@ -290,37 +246,32 @@ impl Tmux {
             bin_dir.display(),
             std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
         );
-        let out = Command::new("tmux")
-            .arg("-S")
-            .arg(&sock)
-            .args([
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-x",
-                "200",
-                "-y",
-                "50",
-                "--",
-            ])
-            .args(&argv)
-            .env_clear()
-            .env("PATH", path)
-            .env("HOME", &home)
-            .env("SHELL", "/bin/sh")
-            .env("TERM", "xterm-256color")
-            .env("LANG", "C.UTF-8")
-            .env("XDG_STATE_HOME", tmp.path().join("state"))
-            .env("XDG_DATA_HOME", tmp.path().join("data"))
-            .env("XDG_CONFIG_HOME", tmp.path().join("config"))
-            .env("ZDOTDIR", tmp.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "tmux new-session: {}",
-            String::from_utf8_lossy(&out.stderr)
+        shell_out(
+            Command::new("tmux")
+                .arg("-S")
+                .arg(&sock)
+                .args([
+                    "-f",
+                    "/dev/null",
+                    "new-session",
+                    "-d",
+                    "-x",
+                    "200",
+                    "-y",
+                    "50",
+                    "--",
+                ])
+                .args(&argv)
+                .env_clear()
+                .env("PATH", path)
+                .env("HOME", &home)
+                .env("SHELL", "/bin/sh")
+                .env("TERM", "xterm-256color")
+                .env("LANG", "C.UTF-8")
+                .env("XDG_STATE_HOME", tmp.path().join("state"))
+                .env("XDG_DATA_HOME", tmp.path().join("data"))
+                .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+                .env("ZDOTDIR", tmp.path()),
         );
         let t = Tmux { tmp, sock };
         t.wait_for_prompt();
@@ -332,18 +283,7 @@ impl Tmux {
     }
 
     fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.sock)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        shell_out(Command::new("tmux").arg("-S").arg(&self.sock).args(args))
     }
 
     /// The pane's text, wrapped lines joined.
