@@ -475,9 +475,17 @@ fn session_cases(t: &Tmux, shell: &str) {
     );
 }
 
+/// A session of `shell` started by `setup` (which writes what it needs in
+/// the session's folder and returns the command line), asked every case.
+fn session(shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) {
+    if let Some(t) = Tmux::start(&format!("{shell}_session"), shell, setup) {
+        session_cases(&t, shell);
+    }
+}
+
 #[test]
 fn bash_session_completes_flags_ids_in_lists_and_run_ids() {
-    let Some(t) = Tmux::start("bash_session", "bash", |dir| {
+    session("bash", |dir| {
         let s = script(dir, "bash");
         let rc = dir.join("bashrc");
         std::fs::write(&rc, format!("PS1='{PROMPT}'\nsource '{}'\n", s.display())).unwrap();
@@ -490,15 +498,12 @@ fn bash_session_completes_flags_ids_in_lists_and_run_ids() {
         ]
         .map(String::from)
         .to_vec()
-    }) else {
-        return;
-    };
-    session_cases(&t, "bash");
+    });
 }
 
 #[test]
 fn zsh_session_with_compinit_completes_flags_ids_in_lists_and_run_ids() {
-    let Some(t) = Tmux::start("zsh_session", "zsh", |dir| {
+    session("zsh", |dir| {
         // Installed as a user would: `_convo-doctor` in a folder of fpath,
         // found by compinit (ZDOTDIR is `dir`; -d skips the system rc files).
         let fpath = dir.join("zfunc");
@@ -513,15 +518,12 @@ fn zsh_session_with_compinit_completes_flags_ids_in_lists_and_run_ids() {
         )
         .unwrap();
         ["zsh", "-d", "-i"].map(String::from).to_vec()
-    }) else {
-        return;
-    };
-    session_cases(&t, "zsh");
+    });
 }
 
 #[test]
 fn fish_session_completes_flags_ids_in_lists_and_run_ids() {
-    let Some(t) = Tmux::start("fish_session", "fish", |dir| {
+    session("fish", |dir| {
         let s = script(dir, "fish");
         // No autosuggestion: its grey text would read as part of the line.
         let init = format!(
@@ -532,10 +534,7 @@ fn fish_session_completes_flags_ids_in_lists_and_run_ids() {
         ["fish", "--no-config", "-i", "-C", &init]
             .map(String::from)
             .to_vec()
-    }) else {
-        return;
-    };
-    session_cases(&t, "fish");
+    });
 }
 
 /// The pages `convo-doctor man [COMMAND]` prints: the main one and one per

@@ -1019,17 +1019,17 @@ fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
         ),
     )
     .unwrap();
-    let args = [
-        "repair",
-        "--dry-run",
-        "--unsafe-fixes",
-        "--diff-format",
-        "patch",
-        "--show-content",
-    ];
-    let (code, out, err) = run(&[&args[..], &[s.to_str().unwrap()]].concat());
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(out, "", "no patch at all");
+    // each refusal: exit 1, nothing on stdout, the reason on stderr
+    let refused = |store: &Path, extra: &[&str]| -> String {
+        let mut args = vec!["repair", "--dry-run", "--diff-format", "patch"];
+        args.extend(extra);
+        args.push(store.to_str().unwrap());
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(out, "", "no patch at all");
+        err
+    };
+    let err = refused(&s, &["--unsafe-fixes", "--show-content"]);
     assert!(
         err.contains("no patch: base_state.json: a line of it holds a secret"),
         "{err}"
@@ -1038,15 +1038,7 @@ fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
     // event content only with --show-content
     let s = tmp.path().join("content");
     copy_fixture("false-root", &s);
-    let (code, out, err) = run(&[
-        "repair",
-        "--dry-run",
-        "--diff-format",
-        "patch",
-        s.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1);
-    assert_eq!(out, "");
+    let err = refused(&s, &[]);
     assert!(
         err.contains("the patch would print event content; add --show-content"),
         "{err}"
@@ -1054,17 +1046,7 @@ fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
     // renames and quarantines cannot be carried by a patch
     let s = tmp.path().join("gap");
     copy_fixture("index-gap", &s);
-    let (code, out, err) = run(&[
-        "repair",
-        "--dry-run",
-        "--unsafe-fixes",
-        "--diff-format",
-        "patch",
-        "--show-content",
-        s.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1);
-    assert_eq!(out, "");
+    let err = refused(&s, &["--unsafe-fixes", "--show-content"]);
     assert!(
         err.contains("renames, quarantines or creates event files"),
         "{err}"
