@@ -206,13 +206,7 @@ fn closing_an_index_gap_is_safe_and_undone_exactly() {
 #[test]
 fn a_held_event_log_lock_refuses_a_quarantine() {
     let (tmp, store, conv) = fixture_copy("unknown-kind");
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(conv.join("events/.eventlog.lock"))
-        .unwrap();
-    f.lock().unwrap();
+    let f = common::hold_event_log_lock(&conv);
     let before = snapshot(&store);
     let (code, out, _) = repair(&store, &tmp.path().join("b"), &["--unsafe-fixes"], None);
     assert_eq!(code, 1, "{out}");

@@ -467,18 +467,7 @@ fn d9_a_folder_changing_during_the_proof_is_refused() {
 #[test]
 fn d9_a_lease_refusal_exits_1() {
     let (tmp, store, conv) = fixture_copy("false-root");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64();
-    fs::write(
-        conv.join("owner_lease.json"),
-        format!(
-            r#"{{"owner_instance_id":"x","generation":1,"expires_at":{},"owner_host":"another-host","owner_pid":1}}"#,
-            now + 600.0
-        ),
-    )
-    .unwrap();
+    common::live_lease(&conv, 1);
     let b = tmp.path().join("b");
     let (code, out, _) = repair(&store, &b, &["--fail-on", "never"], None);
     assert_eq!(code, 1, "{out}");

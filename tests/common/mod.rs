@@ -305,3 +305,33 @@ pub fn repair(
 pub fn undo(backups: &Path, run_id: &str) -> (i32, String, String) {
     run(&["undo", "--backup-dir", s(backups), run_id], &[])
 }
+
+/// Take the SDK's event-log lock (`events/.eventlog.lock`, created if
+/// missing) as a writer would; held until the file is dropped.
+pub fn hold_event_log_lock(conv: &Path) -> fs::File {
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(conv.join("events/.eventlog.lock"))
+        .unwrap();
+    f.lock().unwrap();
+    f
+}
+
+/// An agent-server lease on the conversation (owner_lease.json) held by
+/// another host's process `pid`, expiring in ten minutes.
+pub fn live_lease(conv: &Path, pid: u32) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    fs::write(
+        conv.join("owner_lease.json"),
+        format!(
+            r#"{{"owner_instance_id":"x","generation":1,"expires_at":{},"owner_host":"another-host","owner_pid":{pid}}}"#,
+            now + 600.0
+        ),
+    )
+    .unwrap();
+}
