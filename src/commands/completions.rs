@@ -141,12 +141,19 @@ fn zsh(text: String, ids: &str) -> String {
         &format!(":CHECK:_sequence compadd - {ids}'"),
         3,
     );
-    let text = replace_n(
-        &text,
-        "(`--list` shows them):_default'",
-        "(`--list` shows them):_convo-doctor_runs'",
-        1,
-    );
+    // undo's positional (`'::run_id -- HELP:_default' \`): the run ids.
+    let mut runs = 0;
+    let text: String = text
+        .split_inclusive('\n')
+        .map(|line| match line.strip_suffix(":_default' \\\n") {
+            Some(head) if line.starts_with("'::run_id -- ") => {
+                runs += 1;
+                format!("{head}:_convo-doctor_runs' \\\n")
+            }
+            _ => line.to_string(),
+        })
+        .collect();
+    debug_assert_eq!(runs, 1, "undo's run_id in the zsh script");
     let tail = "\nif [ \"$funcstack[1]\" = \"_convo-doctor\" ]; then";
     match text.rfind(tail) {
         Some(at) => format!(
