@@ -291,13 +291,16 @@ impl Tmux {
         self.tmux(&["capture-pane", "-p", "-J"])
     }
 
+    /// Whether the pane shows an empty prompt and nothing else, so what a
+    /// case lists is all that is on the screen.
     fn at_empty_prompt(&self) -> bool {
-        self.screen()
+        let screen = self.screen();
+        let lines: Vec<&str> = screen
             .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
             .map(str::trim_end)
-            == Some(PROMPT.trim_end())
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines == [PROMPT.trim_end()]
     }
 
     fn wait_for_prompt(&self) {
@@ -340,14 +343,15 @@ impl Tmux {
         self.cancel_line();
     }
 
-    /// Ctrl-C until an empty prompt shows: zsh may still be in its
-    /// completion widget when the completed line is drawn, and a SIGINT
-    /// then only ends the widget; another Ctrl-C at an empty prompt is
-    /// harmless.
+    /// Ctrl-C (cancel the line) and Ctrl-L (clear the screen) until an
+    /// empty prompt alone shows: zsh may still be in its completion widget
+    /// when the completed line is drawn, and a SIGINT then only ends the
+    /// widget; more of them at an empty prompt are harmless.
     fn cancel_line(&self) {
         let start = Instant::now();
         loop {
             self.tmux(&["send-keys", "C-c"]);
+            self.tmux(&["send-keys", "C-l"]);
             let sent = Instant::now();
             while sent.elapsed() < Duration::from_secs(1) {
                 if self.at_empty_prompt() {
@@ -357,7 +361,7 @@ impl Tmux {
             }
             if start.elapsed() > WAIT {
                 panic!(
-                    "no empty prompt after Ctrl-C; the pane shows:\n{}",
+                    "no empty prompt after Ctrl-C, Ctrl-L; the pane shows:\n{}",
                     self.screen()
                 );
             }
@@ -464,6 +468,19 @@ fn session_cases(t: &Tmux, shell: &str) {
         1,
         &format!("convo-doctor undo --backup-dir {other} {other_run}"),
         &[],
+    );
+    // `explain` and nothing typed: the ids are listed (bash on the second
+    // TAB), the line unchanged.
+    t.complete(
+        "convo-doctor explain ",
+        if shell == "bash" { 2 } else { 1 },
+        "convo-doctor explain",
+        &[
+            "false-root",
+            "index-gap",
+            "stale-leaf",
+            "secret-undecryptable",
+        ],
     );
     // Two ids share the prefix: the line keeps it and both are listed
     // (bash lists on the second TAB).
