@@ -223,9 +223,11 @@ struct Tmux {
 }
 
 impl Tmux {
-    /// A detached session running `command` (argv) with a clean environment
-    /// holding `envs`, the binary's folder first on PATH; None (after a SKIP
-    /// line) without tmux or the shell.
+    /// A detached session running the command line `setup` returns (it
+    /// writes what the shell needs into the session's folder), in a clean
+    /// environment: HOME, XDG_* and ZDOTDIR inside that folder, the binary's
+    /// folder first on PATH. None, after a SKIP line, without tmux or the
+    /// shell.
     fn start(test: &str, shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) -> Option<Tmux> {
         for program in ["tmux", shell] {
             if !installed(program) {
