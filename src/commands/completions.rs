@@ -407,6 +407,14 @@ fn examples(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
             "Only the false-root check, hiding clean conversations:",
             "convo-doctor diagnose --only false-root --hide-clean STORE",
         ),
+        (
+            "The event tree of one conversation, root first:",
+            "convo-doctor diagnose --tree DIR",
+        ),
+        (
+            "A redacted report to paste into a ticket, trees as Mermaid graphs:",
+            "convo-doctor diagnose --format markdown DIR > report.md",
+        ),
     ];
     let repair = vec![
         (
@@ -420,6 +428,10 @@ fn examples(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
         (
             "A patch of the real bytes, for patch -p1 run from the folder holding DIR:",
             "convo-doctor repair --dry-run --diff-format patch --show-content DIR > fix.patch",
+        ),
+        (
+            "What a store repair would do, one JSON line per conversation, then a summary:",
+            "convo-doctor repair --dry-run --format jsonl STORE",
         ),
     ];
     let undo = vec![
