@@ -59,7 +59,8 @@ const REPAIR_EXIT_CODES: &str = "\
 Exit status:
   --dry-run: 0 nothing to change; 1 changes pending (diff printed) or refused
   otherwise: 0 nothing at or above --fail-on remains; 1 findings remain
-  2: usage error, or a PATH that cannot be read";
+  2: usage error, or a PATH that cannot be read
+The same for every --format.";
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
@@ -67,9 +68,17 @@ pub struct RepairArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Print the diff of every file that would change, and write nothing.
+    /// Show what would change (in human output, the diff of every file), and
+    /// write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Output format: `human`, or per conversation the changes planned or
+    /// applied and the findings left and refused, with their reasons, as
+    /// `json` (one document) or `jsonl` (one line per conversation, then a
+    /// summary line); no diffs, no event content (docs/output.md).
+    #[arg(long, value_enum, default_value_t = RepairFormat::Human)]
+    pub format: RepairFormat,
 
     /// The server version that will open these folders. Its rules are applied
     /// (default: the newest known, as for `diagnose`); only when it is given,
@@ -114,6 +123,18 @@ pub struct RepairArgs {
     /// everything else goes to stderr).
     #[arg(long, value_enum, default_value_t = DiffFormat::Unified, requires = "dry_run")]
     pub diff_format: DiffFormat,
+}
+
+/// Output format of `repair`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RepairFormat {
+    /// Diffs, what was (or would be) fixed, what is left and why, a summary
+    /// by check.
+    Human,
+    /// One JSON document: {"schema_version", "conversations", "summary"}.
+    Json,
+    /// One JSON object per line per conversation, then a {"summary"} line.
+    Jsonl,
 }
 
 /// How `repair --dry-run` shows a change.
@@ -190,6 +211,12 @@ pub struct DiagnoseArgs {
     /// List every event: index, kind, source, parent, whether the agent sees it.
     #[arg(long)]
     pub events: bool,
+
+    /// Draw each conversation's event tree, root first: the agent's branch
+    /// as the trunk, the events it does not see collapsed by reason, long
+    /// runs collapsed (human format; `--format markdown` always draws it).
+    #[arg(long)]
+    pub tree: bool,
 
     /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
     /// the pydantic models events and base_state.json must fit, which copy of

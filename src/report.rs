@@ -64,6 +64,9 @@ pub struct ConversationReport {
     /// Every secret read from this conversation: renderers pass all text through it.
     #[serde(skip)]
     pub redactor: Redactor,
+    /// The event tree (`diagnose --tree`, `--format markdown`).
+    #[serde(skip)]
+    pub tree: Option<crate::render::tree::Tree>,
 }
 
 impl ConversationReport {
@@ -176,7 +179,14 @@ pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> C
 pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationReport {
     let (conv, index, views) = (ctx.conv, ctx.index, ctx.views);
     let mut findings = checks::run_all(ctx, opts.selected);
-    if let Some(err) = &conv.events.error {
+    // The events/ folder itself unreadable is `unreadable-event`'s finding:
+    // like every other, shown only when that check is selected.
+    if let Some(err) = conv
+        .events
+        .error
+        .as_ref()
+        .filter(|_| (opts.selected)("unreadable-event"))
+    {
         findings.insert(
             0,
             Finding::new(
@@ -214,6 +224,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         findings,
         event_list,
         redactor,
+        tree: None,
     }
 }
 

@@ -188,3 +188,39 @@ fn head_lag_with_crash_evidence_is_repaired_and_without_it_is_left() {
     );
     assert_eq!(agent_view(&conv, "1.58.2").unwrap().len(), before + 1);
 }
+
+/// `--only` selects what is reported: `events` being a file is
+/// `unreadable-event`'s finding and is not shown under `--only index-gap`
+/// (the SDK's LocalFileStore.list returns the file itself, which is no event
+/// name: it loads an empty log, and cannot append).
+#[test]
+fn events_folder_unreadable_is_shown_only_with_its_check() {
+    let c = Conv::new(json!({}));
+    std::fs::remove_dir(c.path().join("events")).unwrap();
+    std::fs::write(c.path().join("events"), "x").unwrap();
+    let report = |only: &str| {
+        let sel = |id: &str| id == only;
+        let opts = Options {
+            version: "1.58.2".parse().unwrap(),
+            version_given: false,
+            selected: &sel,
+            event_list: false,
+        };
+        analyze(c.path(), "x".into(), &opts)
+    };
+    let r = report("index-gap");
+    assert!(
+        r.findings.is_empty(),
+        "{:?}",
+        r.findings.iter().map(|f| f.check).collect::<Vec<_>>()
+    );
+    assert_eq!(r.events.agent_view, Some(0));
+    let r = report("unreadable-event");
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].check, "unreadable-event");
+    assert!(
+        r.findings[0].message.contains("is a file"),
+        "{}",
+        r.findings[0].message
+    );
+}

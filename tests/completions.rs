@@ -1,24 +1,30 @@
 //! The completion scripts and man pages, exercised by the programs that use
-//! them: bash (always present) runs the generated completion function the
-//! way `complete -F` does; fish and zsh when installed (skipped with a
-//! printed reason otherwise); man pages are rendered and, when `man` is
-//! installed, formatted by `man -l` with warnings on.
+//! them. Completions, twice: the functions called directly (bash runs the
+//! generated function the way `complete -F` does, fish answers `complete
+//! -C`), then real interactive bash, zsh (compinit) and fish sessions under
+//! tmux, where keys are typed, TAB pressed and the completed line read back.
+//! A test whose shell (or tmux) is not installed prints `SKIP` and the reason,
+//! and passes. Man pages are rendered and, when `man` is installed, formatted
+//! by `man -l` with warnings on.
 #![allow(clippy::print_stderr)] // skip notes for the test log
 
-use std::path::Path;
+mod common;
+
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{installed, output};
 
 fn bin(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::run(args, &[])
+}
+
+/// Run a shell's command; its stdout, once it exited 0.
+fn shell_out(cmd: &mut Command) -> String {
+    let (code, out, err) = output(cmd);
+    assert_eq!(code, 0, "{cmd:?}: {err}");
+    out
 }
 
 fn script(dir: &Path, shell: &str) -> std::path::PathBuf {
@@ -27,14 +33,6 @@ fn script(dir: &Path, shell: &str) -> std::path::PathBuf {
     let path = dir.join(format!("convo-doctor.{shell}"));
     std::fs::write(&path, out).unwrap();
     path
-}
-
-fn installed(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// What bash's programmable completion offers for `line` (the last word is
@@ -61,17 +59,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
 "#,
         script.display()
     );
-    let out = Command::new("bash")
-        .args(["--norc", "--noprofile", "-c", &program])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "bash: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
+    shell_out(Command::new("bash").args(["--norc", "--noprofile", "-c", &program]))
         .lines()
         .filter(|l| !l.is_empty())
         .map(str::to_string)
@@ -106,6 +94,18 @@ fn bash_completes_subcommand_flags_and_check_ids() {
         bash_complete(&s, &["convo-doctor", "undo", "--li"]),
         ["--list"]
     );
+    // Inside a comma list: the ids typed stay, the last one completes.
+    assert_eq!(
+        bash_complete(
+            &s,
+            &["convo-doctor", "diagnose", "--only", "false-root,ind"]
+        ),
+        ["false-root,index-gap"]
+    );
+    assert_eq!(
+        bash_complete(&s, &["convo-doctor", "diagnose", "--skip", "a,b,meta-d"]),
+        ["a,b,meta-divergence", "a,b,meta-duplicate"]
+    );
     // The subcommands themselves.
     assert_eq!(bash_complete(&s, &["convo-doctor", "dia"]), ["diagnose"]);
     // Every id of the registry is offered after --only.
@@ -138,77 +138,422 @@ fn declared_ids_do_not_change_the_unknown_check_error() {
 #[test]
 fn fish_completes_subcommand_flags_and_check_ids() {
     if !installed("fish") {
-        eprintln!("skipped: fish is not installed");
+        eprintln!("SKIP fish_completes_subcommand_flags_and_check_ids: fish is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let s = script(tmp.path(), "fish");
     let ask = |line: &str| -> Vec<String> {
-        let out = Command::new("fish")
-            .args([
-                "--no-config",
-                "-c",
-                &format!("source '{}'; complete -C '{line}'", s.display()),
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            // fish prints "candidate<TAB>description".
-            .map(|l| l.split('\t').next().unwrap().to_string())
-            .collect()
+        shell_out(Command::new("fish").args([
+            "--no-config",
+            "-c",
+            &format!("source '{}'; complete -C '{line}'", s.display()),
+        ]))
+        .lines()
+        // fish prints "candidate<TAB>description".
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect()
     };
     assert_eq!(ask("convo-doctor diagnose --fo"), ["--format"]);
     assert_eq!(ask("convo-doctor diagnose --only fal"), ["false-root"]);
     assert_eq!(ask("convo-doctor explain false-"), ["false-root"]);
+    assert_eq!(
+        ask("convo-doctor diagnose --skip false-root,ind"),
+        ["false-root,index-gap"]
+    );
+    assert_eq!(
+        ask("convo-doctor repair --only=false-root,stale-l"),
+        ["--only=false-root,stale-leaf"]
+    );
 }
 
 #[test]
 fn zsh_script_loads_and_declares_check_ids() {
     if !installed("zsh") {
-        eprintln!("skipped: zsh is not installed");
+        eprintln!("SKIP zsh_script_loads_and_declares_check_ids: zsh is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let s = script(tmp.path(), "zsh");
     // zsh parses it (-n: no execution) ...
-    let out = Command::new("zsh")
-        .args(["-f", "-n", s.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    shell_out(Command::new("zsh").args(["-f", "-n", s.to_str().unwrap()]));
     // ... and compinit loads it from fpath as the `_convo-doctor` function.
     std::fs::rename(&s, tmp.path().join("_convo-doctor")).unwrap();
-    let out = Command::new("zsh")
-        .args([
-            "-f",
-            "-c",
-            &format!(
-                "fpath=('{}' $fpath); autoload -Uz compinit; compinit -u -D; \
-                 print -r -- $_comps[convo-doctor]",
-                tmp.path().display()
-            ),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "_convo-doctor");
+    let out = shell_out(Command::new("zsh").args([
+        "-f",
+        "-c",
+        &format!(
+            "fpath=('{}' $fpath); autoload -Uz compinit; compinit -u -D; \
+             print -r -- $_comps[convo-doctor]",
+            tmp.path().display()
+        ),
+    ]));
+    assert_eq!(out.trim(), "_convo-doctor");
     let text = std::fs::read_to_string(tmp.path().join("_convo-doctor")).unwrap();
     assert!(text.contains("false-root") && text.contains("--only"));
+}
+
+// --- Real interactive sessions --------------------------------------------
+//
+// Each shell runs interactively in a tmux pane (a private server on a socket
+// in a temp dir, killed on drop): keys are typed with `send-keys`, TAB is
+// pressed, and the command line is read back with `capture-pane`, polled for
+// a few seconds at most. This is what a user's TAB does: readline (bash), ZLE
+// with compinit (zsh) and fish's own reader, each loading the script as an
+// install would.
+
+const PROMPT: &str = "READY> ";
+
+/// The command line being edited: the last line of the pane that starts
+/// with the prompt, without it (blanks around kept out).
+fn line(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(PROMPT.trim_end()))
+        .map(|l| l.trim().to_string())
+}
+
+/// How long one completion may take to show (polled every 50 ms).
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Tmux {
+    tmp: tempfile::TempDir,
+    sock: PathBuf,
+}
+
+impl Tmux {
+    /// A detached session running the command line `setup` returns (it
+    /// writes what the shell needs into the session's folder), in a clean
+    /// environment: HOME, XDG_* and ZDOTDIR inside that folder, the binary's
+    /// folder first on PATH. None, after a SKIP line, without tmux or the
+    /// shell.
+    fn start(test: &str, shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) -> Option<Tmux> {
+        for program in ["tmux", shell] {
+            if !installed(program) {
+                eprintln!("SKIP {test}: {program} is not installed");
+                return None;
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let sock = tmp.path().join("sock");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let argv = setup(tmp.path());
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_convo-doctor"))
+            .parent()
+            .unwrap();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+        );
+        shell_out(
+            Command::new("tmux")
+                .arg("-S")
+                .arg(&sock)
+                .args([
+                    "-f",
+                    "/dev/null",
+                    "new-session",
+                    "-d",
+                    "-x",
+                    "200",
+                    "-y",
+                    "50",
+                    "--",
+                ])
+                .args(&argv)
+                .env_clear()
+                .env("PATH", path)
+                .env("HOME", &home)
+                .env("SHELL", "/bin/sh")
+                .env("TERM", "xterm-256color")
+                .env("LANG", "C.UTF-8")
+                .env("XDG_STATE_HOME", tmp.path().join("state"))
+                .env("XDG_DATA_HOME", tmp.path().join("data"))
+                .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+                .env("ZDOTDIR", tmp.path()),
+        );
+        let t = Tmux { tmp, sock };
+        t.wait_for_prompt();
+        Some(t)
+    }
+
+    fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        shell_out(Command::new("tmux").arg("-S").arg(&self.sock).args(args))
+    }
+
+    /// The pane's text, wrapped lines joined.
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-J"])
+    }
+
+    /// Whether the pane shows an empty prompt and nothing else, so what a
+    /// case lists is all that is on the screen.
+    fn at_empty_prompt(&self) -> bool {
+        let screen = self.screen();
+        let lines: Vec<&str> = screen
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines == [PROMPT.trim_end()]
+    }
+
+    fn wait_for_prompt(&self) {
+        let start = Instant::now();
+        while !self.at_empty_prompt() {
+            if start.elapsed() > WAIT {
+                panic!(
+                    "no prompt within {WAIT:?}; the pane shows:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Type `typed`, press TAB (`tabs` times) and wait until the command line
+    /// reads `expected` and the pane shows each of `listed` (the candidates a
+    /// shell lists below the line); then cancel the line (Ctrl-C) for the
+    /// next case.
+    fn complete(&self, typed: &str, tabs: usize, expected: &str, listed: &[&str]) {
+        self.tmux(&["send-keys", "-l", typed]);
+        for _ in 0..tabs {
+            self.tmux(&["send-keys", "Tab"]);
+        }
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            let line = line(&screen);
+            if line.as_deref() == Some(expected) && listed.iter().all(|w| screen.contains(w)) {
+                break;
+            }
+            if start.elapsed() > WAIT {
+                panic!(
+                    "`{typed}` + TAB: the line is {line:?}, not {expected:?}, or one of \
+                     {listed:?} is not listed; the pane shows:\n{screen}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.cancel_line();
+    }
+
+    /// Ctrl-C (cancel the line) and Ctrl-L (clear the screen) until an
+    /// empty prompt alone shows: zsh may still be in its completion widget
+    /// when the completed line is drawn, and a SIGINT then only ends the
+    /// widget; more of them at an empty prompt are harmless.
+    fn cancel_line(&self) {
+        let start = Instant::now();
+        loop {
+            self.tmux(&["send-keys", "C-c"]);
+            self.tmux(&["send-keys", "C-l"]);
+            let sent = Instant::now();
+            while sent.elapsed() < Duration::from_secs(1) {
+                if self.at_empty_prompt() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if start.elapsed() > WAIT {
+                panic!(
+                    "no empty prompt after Ctrl-C, Ctrl-L; the pane shows:\n{}",
+                    self.screen()
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.sock)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// A real repair run of a copy of fixtures/false-root, its backups under
+/// `backup_dir` (or the default root below `state`, as XDG_STATE_HOME):
+/// the run id `undo --list` prints for it, and beside it a folder that is
+/// not a run (no manifest.json) named like the id but for its last
+/// character, which `undo` must not offer.
+fn repair_run(state: &Path, backup_dir: Option<&Path>) -> String {
+    let (_tmp, store, _) = common::fixture_copy("false-root");
+    let state = state.to_str().unwrap();
+    let mut args = vec!["repair", store.to_str().unwrap()];
+    let mut list = vec!["undo", "--list"];
+    if let Some(d) = backup_dir {
+        for a in [&mut args, &mut list] {
+            a.extend(["--backup-dir", d.to_str().unwrap()]);
+        }
+    }
+    let env = [("XDG_STATE_HOME", state)];
+    let (code, _, err) = common::run(&args, &env);
+    assert_eq!(code, 0, "repair: {err}");
+    let (code, out, err) = common::run(&list, &env);
+    assert_eq!(code, 0, "undo --list: {err}");
+    let id = out
+        .lines()
+        .find_map(|l| l.split("can be undone: convo-doctor undo ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no undoable run listed: {out}"))
+        .to_string();
+    let root = backup_dir.map_or_else(
+        || Path::new(state).join("convo-doctor/backups"),
+        Path::to_path_buf,
+    );
+    let decoy = format!("{}_", &id[..id.len() - 1]);
+    std::fs::create_dir_all(root.join(decoy)).unwrap();
+    id
+}
+
+/// The cases every shell is asked, as (typed, TABs, the line after, per
+/// shell): `--fo` → `--format`, check ids after `--only` and inside its
+/// comma list, `explain`'s id, and `undo`'s run ids from the default backup
+/// root and from `--backup-dir`.
+fn session_cases(t: &Tmux, shell: &str) {
+    let state = t.dir().join("state");
+    let other = t.dir().join("other");
+    let run = repair_run(&state, None);
+    let other_run = repair_run(&state, Some(&other));
+    let other = other.to_str().unwrap();
+    // zsh completes `--format=` (clap declares `--format=[...]`) and shows
+    // the comma that may follow a list item (removed if a space is typed);
+    // bash and fish end an item with a space (not kept in `line`).
+    let (eq, comma) = if shell == "zsh" { ("=", ",") } else { ("", "") };
+    let cases = [
+        ("diagnose --fo", format!("diagnose --format{eq}")),
+        (
+            "diagnose --only fal",
+            format!("diagnose --only false-root{comma}"),
+        ),
+        (
+            "diagnose --only false-root,ind",
+            format!("diagnose --only false-root,index-gap{comma}"),
+        ),
+        (
+            "diagnose --skip index-gap,fal",
+            format!("diagnose --skip index-gap,false-root{comma}"),
+        ),
+        (
+            "repair --only meta-dup",
+            format!("repair --only meta-duplicate{comma}"),
+        ),
+        ("explain index-", "explain index-gap".into()),
+        (
+            &format!("undo {}", &run[..run.len() - 2]),
+            format!("undo {run}"),
+        ),
+    ];
+    for (typed, expected) in &cases {
+        t.complete(
+            &format!("convo-doctor {typed}"),
+            1,
+            &format!("convo-doctor {expected}"),
+            &[],
+        );
+    }
+    t.complete(
+        &format!(
+            "convo-doctor undo --backup-dir {other} {}",
+            &other_run[..other_run.len() - 2]
+        ),
+        1,
+        &format!("convo-doctor undo --backup-dir {other} {other_run}"),
+        &[],
+    );
+    // `explain` and nothing typed: the ids are listed (bash on the second
+    // TAB), the line unchanged.
+    t.complete(
+        "convo-doctor explain ",
+        if shell == "bash" { 2 } else { 1 },
+        "convo-doctor explain",
+        &[
+            "false-root",
+            "index-gap",
+            "stale-leaf",
+            "secret-undecryptable",
+        ],
+    );
+    // Two ids share the prefix: the line keeps it and both are listed
+    // (bash lists on the second TAB).
+    t.complete(
+        "convo-doctor diagnose --skip false-root,meta-d",
+        if shell == "bash" { 2 } else { 1 },
+        "convo-doctor diagnose --skip false-root,meta-d",
+        &["meta-divergence", "meta-duplicate"],
+    );
+}
+
+/// A session of `shell` started by `setup` (which writes what it needs in
+/// the session's folder and returns the command line), asked every case.
+fn session(shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) {
+    if let Some(t) = Tmux::start(&format!("{shell}_session"), shell, setup) {
+        session_cases(&t, shell);
+    }
+}
+
+#[test]
+fn bash_session_completes_flags_ids_in_lists_and_run_ids() {
+    session("bash", |dir| {
+        let s = script(dir, "bash");
+        let rc = dir.join("bashrc");
+        std::fs::write(&rc, format!("PS1='{PROMPT}'\nsource '{}'\n", s.display())).unwrap();
+        [
+            "bash",
+            "--noprofile",
+            "--rcfile",
+            rc.to_str().unwrap(),
+            "-i",
+        ]
+        .map(String::from)
+        .to_vec()
+    });
+}
+
+#[test]
+fn zsh_session_with_compinit_completes_flags_ids_in_lists_and_run_ids() {
+    session("zsh", |dir| {
+        // Installed as a user would: `_convo-doctor` in a folder of fpath,
+        // found by compinit (ZDOTDIR is `dir`; -d skips the system rc files).
+        let fpath = dir.join("zfunc");
+        std::fs::create_dir_all(&fpath).unwrap();
+        std::fs::rename(script(dir, "zsh"), fpath.join("_convo-doctor")).unwrap();
+        std::fs::write(
+            dir.join(".zshrc"),
+            format!(
+                "PS1='{PROMPT}'\nfpath=('{}' $fpath)\nautoload -Uz compinit\ncompinit -u -D\n",
+                fpath.display()
+            ),
+        )
+        .unwrap();
+        ["zsh", "-d", "-i"].map(String::from).to_vec()
+    });
+}
+
+#[test]
+fn fish_session_completes_flags_ids_in_lists_and_run_ids() {
+    session("fish", |dir| {
+        let s = script(dir, "fish");
+        // No autosuggestion: its grey text would read as part of the line.
+        let init = format!(
+            "set -g fish_greeting; set -g fish_autosuggestion_enabled 0; \
+             function fish_prompt; printf '{PROMPT}'; end; source '{}'",
+            s.display()
+        );
+        ["fish", "--no-config", "-i", "-C", &init]
+            .map(String::from)
+            .to_vec()
+    });
 }
 
 /// The pages `convo-doctor man [COMMAND]` prints: the main one and one per
@@ -321,7 +666,7 @@ fn man_page_examples_parse() {
 #[test]
 fn man_renders_pages_without_warnings() {
     if !installed("man") || !installed("groff") {
-        eprintln!("skipped: man or groff is not installed");
+        eprintln!("SKIP man_renders_pages_without_warnings: man or groff is not installed");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

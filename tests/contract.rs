@@ -5,52 +5,45 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{chmod, copy_fixture, copy_tree, repo};
 use serde_json::Value;
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Run the binary in the repository root; (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(args)
-        .current_dir(repo())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run_in(repo(), args, &[])
 }
 
 fn json(stdout: &str) -> Value {
     serde_json::from_str(stdout).expect("stdout is one JSON document")
 }
 
-/// Copy a fixture's conversation folder(s) into `to`.
-fn copy_fixture(name: &str, to: &Path) {
-    for e in fs::read_dir(repo().join("fixtures").join(name)).unwrap() {
-        let e = e.unwrap();
-        copy_dir(&e.path(), &to.join(e.file_name()));
+/// One repair run per (run id, fixture), each of a copy of the fixture in
+/// `tmp/<run id>`, with its backups in `backups`; returns the stores.
+fn repair_runs(tmp: &Path, backups: &Path, runs: &[(&str, &str)]) -> Vec<PathBuf> {
+    let mut stores = Vec::new();
+    for (id, fx) in runs {
+        let s = tmp.join(id);
+        copy_fixture(fx, &s);
+        let (code, out, err) = common::repair(&s, backups, &[], Some(id));
+        assert_eq!(code, 0, "{out}{err}");
+        stores.push(s);
     }
+    stores
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
+/// Append a newline to the event misparented-recovery-error's repair
+/// re-links (00006) in a repaired copy of that fixture: a file changed
+/// since the repair. Returns its path.
+fn change_relinked_event(store: &Path) -> PathBuf {
+    let conv = fs::read_dir(store).unwrap().next().unwrap().unwrap().path();
+    let relinked = common::event_at(&conv, 6);
+    let mut text = fs::read_to_string(&relinked).unwrap();
+    text.push('\n');
+    fs::write(&relinked, text).unwrap();
+    relinked
 }
 
 // --- Cron-safe: nothing to scan is an error -------------------------------
@@ -541,13 +534,12 @@ fn the_wheel_carries_the_binary_and_the_readme_says_how_to_install() {
 #[cfg(unix)]
 #[test]
 fn an_unlistable_directory_is_not_called_empty() {
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let locked = tmp.path().join("locked");
     fs::create_dir(&locked).unwrap();
     fs::write(locked.join("x"), "").unwrap();
-    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    fs::set_permissions(&locked, fs::Permissions::from_mode(0o311)).unwrap();
+    chmod(tmp.path(), 0o755);
+    chmod(&locked, 0o311);
     // As root, permissions do not deny: run as `nobody` when setpriv can.
     let as_root = fs::read_dir(&locked).is_ok();
     let setpriv = [
@@ -566,7 +558,7 @@ fn an_unlistable_directory_is_not_called_empty() {
             .arg(env!("CARGO_BIN_EXE_convo-doctor"));
         c
     } else {
-        Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+        common::bin()
     };
     let out = cmd
         .args(["diagnose", locked.to_str().unwrap()])
@@ -576,7 +568,7 @@ fn an_unlistable_directory_is_not_called_empty() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("a directory that cannot be listed"), "{err}");
     assert!(!err.contains("an empty directory"), "{err}");
-    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    chmod(&locked, 0o755);
 }
 
 // --- undo --list --------------------------------------------------------------
@@ -589,21 +581,14 @@ fn undo_list_shows_each_run_and_whether_it_can_be_undone() {
     let (code, out, _) = run(&["undo", "--list", "--backup-dir", bs]);
     assert_eq!(code, 0);
     assert!(out.starts_with("no repair runs under"), "{out}");
-    let mut stores = Vec::new();
-    for (id, fx) in [
-        ("run-a", "false-root"),
-        ("run-b", "misparented-recovery-error"),
-    ] {
-        let s = tmp.path().join(fx);
-        copy_fixture(fx, &s);
-        let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-            .args(["repair", "--backup-dir", bs, s.to_str().unwrap()])
-            .env("CONVO_DOCTOR_RUN_ID", id)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        stores.push(s);
-    }
+    let stores = repair_runs(
+        tmp.path(),
+        &b,
+        &[
+            ("run-a", "false-root"),
+            ("run-b", "misparented-recovery-error"),
+        ],
+    );
     let line = |out: &str, id: &str| {
         out.lines()
             .find(|l| l.starts_with(id))
@@ -623,21 +608,7 @@ fn undo_list_shows_each_run_and_whether_it_can_be_undone() {
     }
     // undo one; change the repaired file of the other
     assert_eq!(run(&["undo", "run-a", "--backup-dir", bs]).0, 0);
-    let events = fs::read_dir(&stores[1])
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("events");
-    let relinked = fs::read_dir(&events)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_str().unwrap().contains("event-00006-"))
-        .unwrap();
-    let mut text = fs::read_to_string(&relinked).unwrap();
-    text.push('\n');
-    fs::write(&relinked, text).unwrap();
+    let relinked = change_relinked_event(&stores[1]);
     let (_, out, _) = run(&["undo", "--list", "--backup-dir", bs]);
     assert!(line(&out, "run-a").contains("undone"), "{out}");
     assert!(
@@ -759,7 +730,6 @@ fn age(path: &Path, days: u64) {
 
 #[test]
 fn undo_prune_removes_old_runs_but_keeps_undoable_ones_and_foreign_folders() {
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let b = tmp.path().join("backups");
     let bs = b.to_str().unwrap();
@@ -767,50 +737,29 @@ fn undo_prune_removes_old_runs_but_keeps_undoable_ones_and_foreign_folders() {
     let (code, out, err) = run(&["undo", "--prune", "--older-than", "30d", "--backup-dir", bs]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("0 removed"), "{out}");
-    let mut stores = Vec::new();
-    for (id, fx) in [
-        ("run-a", "false-root"),
-        ("run-b", "misparented-recovery-error"),
-        ("run-c", "false-root"),
-        ("run-d", "false-root"),
-    ] {
-        let s = tmp.path().join(id);
-        copy_fixture(fx, &s);
-        let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-            .args(["repair", "--backup-dir", bs, s.to_str().unwrap()])
-            .env("CONVO_DOCTOR_RUN_ID", id)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        stores.push(s);
-    }
+    let stores = repair_runs(
+        tmp.path(),
+        &b,
+        &[
+            ("run-a", "false-root"),
+            ("run-b", "misparented-recovery-error"),
+            ("run-c", "false-root"),
+            ("run-d", "false-root"),
+        ],
+    );
     // run-a and run-d undone; run-b's repaired file changed since; run-c
     // still in effect (only its backup holds the original bytes)
     assert_eq!(run(&["undo", "run-a", "--backup-dir", bs]).0, 0);
     assert_eq!(run(&["undo", "run-d", "--backup-dir", bs]).0, 0);
-    let events = fs::read_dir(&stores[1])
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("events");
-    let relinked = fs::read_dir(&events)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_str().unwrap().contains("event-00006-"))
-        .unwrap();
-    let mut text = fs::read_to_string(&relinked).unwrap();
-    text.push('\n');
-    fs::write(&relinked, text).unwrap();
+    change_relinked_event(&stores[1]);
     // folders prune must not touch: a link to a run elsewhere, and a run
     // folder others can read (not 0700)
     let elsewhere = tmp.path().join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();
-    copy_dir(&b.join("run-c"), &elsewhere.join("run-x"));
+    copy_tree(&b.join("run-c"), &elsewhere.join("run-x"));
     std::os::unix::fs::symlink(elsewhere.join("run-x"), b.join("run-link")).unwrap();
-    copy_dir(&b.join("run-c"), &b.join("run-open"));
-    fs::set_permissions(b.join("run-open"), fs::Permissions::from_mode(0o755)).unwrap();
+    copy_tree(&b.join("run-c"), &b.join("run-open"));
+    chmod(&b.join("run-open"), 0o755);
     // everything but run-d is 40 days old
     for dir in [
         b.join("run-a"),
@@ -943,7 +892,7 @@ fn undo_prune_removes_old_runs_but_keeps_undoable_ones_and_foreign_folders() {
         2
     );
     // a backup root others can write to is not trusted: nothing removed
-    fs::set_permissions(&b, fs::Permissions::from_mode(0o777)).unwrap();
+    chmod(&b, 0o777);
     let (code, _, err) = run(&[
         "undo",
         "--prune",
@@ -955,7 +904,7 @@ fn undo_prune_removes_old_runs_but_keeps_undoable_ones_and_foreign_folders() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("writable by group or others"), "{err}");
-    fs::set_permissions(&b, fs::Permissions::from_mode(0o700)).unwrap();
+    chmod(&b, 0o700);
     assert_eq!(names(), ["run-d", "run-link", "run-open"]);
 }
 
@@ -964,36 +913,15 @@ fn undo_prune_removes_old_runs_but_keeps_undoable_ones_and_foreign_folders() {
 /// Every regular file of `dir` (recursively, dot files aside: locks and
 /// markers the repair may create) with its bytes.
 fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let name = e.file_name().into_string().unwrap();
-            if name.starts_with('.') {
-                continue;
-            }
-            if e.file_type().unwrap().is_dir() {
-                stack.push(e.path());
-            } else {
-                let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, fs::read(e.path()).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+    common::files(dir)
+        .into_iter()
+        .filter(|(rel, _)| !rel.split('/').any(|c| c.starts_with('.')))
+        .collect()
 }
 
 #[test]
 #[allow(clippy::print_stderr)] // a skip note for the test log
 fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repair() {
-    let has = |p: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {p}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
     let tmp = tempfile::tempdir().unwrap();
     let mut checked = 0;
     for (fx, extra) in [
@@ -1051,7 +979,7 @@ fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repai
             ),
             (&by_git, "git", &["apply", "-p1"][..]),
         ] {
-            if !has(program) {
+            if !common::installed(program) {
                 eprintln!("note: skipped {program}: not installed");
                 continue;
             }
@@ -1091,17 +1019,17 @@ fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
         ),
     )
     .unwrap();
-    let args = [
-        "repair",
-        "--dry-run",
-        "--unsafe-fixes",
-        "--diff-format",
-        "patch",
-        "--show-content",
-    ];
-    let (code, out, err) = run(&[&args[..], &[s.to_str().unwrap()]].concat());
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(out, "", "no patch at all");
+    // each refusal: exit 1, nothing on stdout, the reason on stderr
+    let refused = |store: &Path, extra: &[&str]| -> String {
+        let mut args = vec!["repair", "--dry-run", "--diff-format", "patch"];
+        args.extend(extra);
+        args.push(store.to_str().unwrap());
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(out, "", "no patch at all");
+        err
+    };
+    let err = refused(&s, &["--unsafe-fixes", "--show-content"]);
     assert!(
         err.contains("no patch: base_state.json: a line of it holds a secret"),
         "{err}"
@@ -1110,15 +1038,7 @@ fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
     // event content only with --show-content
     let s = tmp.path().join("content");
     copy_fixture("false-root", &s);
-    let (code, out, err) = run(&[
-        "repair",
-        "--dry-run",
-        "--diff-format",
-        "patch",
-        s.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1);
-    assert_eq!(out, "");
+    let err = refused(&s, &[]);
     assert!(
         err.contains("the patch would print event content; add --show-content"),
         "{err}"
@@ -1126,17 +1046,7 @@ fn patch_diff_format_refuses_rather_than_be_inexact_or_leak() {
     // renames and quarantines cannot be carried by a patch
     let s = tmp.path().join("gap");
     copy_fixture("index-gap", &s);
-    let (code, out, err) = run(&[
-        "repair",
-        "--dry-run",
-        "--unsafe-fixes",
-        "--diff-format",
-        "patch",
-        "--show-content",
-        s.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1);
-    assert_eq!(out, "");
+    let err = refused(&s, &["--unsafe-fixes", "--show-content"]);
     assert!(
         err.contains("renames, quarantines or creates event files"),
         "{err}"

@@ -86,13 +86,7 @@ fn writer(conv: PathBuf, n: usize, stop: Arc<AtomicBool>) -> Vec<String> {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let lock = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(conv.join("events/.eventlog.lock"))
-            .unwrap();
-        lock.lock().unwrap();
+        let lock = common::hold_event_log_lock(&conv);
         let idx = event_files(&conv).len();
         let id = format!("7e57e000-0000-4000-8000-{k:012}");
         let body = serde_json::json!({

@@ -150,18 +150,7 @@ fn deliberate_roots_and_abandoned_branches_are_never_touched() {
 #[test]
 fn a_live_lease_refuses_the_repair() {
     let (tmp, store, conv) = fixture_copy("false-root");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64();
-    fs::write(
-        conv.join("owner_lease.json"),
-        format!(
-            r#"{{"owner_instance_id":"x","generation":1,"expires_at":{},"owner_host":"another-host","owner_pid":12345}}"#,
-            now + 600.0
-        ),
-    )
-    .unwrap();
+    common::live_lease(&conv, 12345);
     let before = snapshot(&store);
     let (code, out, _) = run(
         &[
@@ -184,13 +173,7 @@ fn a_live_lease_refuses_the_repair() {
 fn a_held_event_log_lock_refuses_the_repair() {
     let (tmp, store, conv) = fixture_copy("false-root");
     // hold the lock the way the SDK's FileLock does (flock, exclusive)
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(conv.join("events/.eventlog.lock"))
-        .unwrap();
-    f.lock().unwrap();
+    let f = common::hold_event_log_lock(&conv);
     let before = snapshot(&store);
     let (code, out, _) = run(
         &[

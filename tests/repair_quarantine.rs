@@ -5,36 +5,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use common::{fixture_copy, run, snapshot};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// Every file below `dir` by relative path, with its bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            (
-                e.path()
-                    .strip_prefix(dir)
-                    .unwrap()
-                    .to_str()
-                    .unwrap()
-                    .to_string(),
-                fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
+use common::{files, fixture_copy, repair, run, s, snapshot, undo};
 
 fn names(conv: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(conv.join("events"))
@@ -100,17 +74,7 @@ fn quarantine_renumbers_relinks_drops_the_marker_and_undo_is_exact() {
     let (tmp, store, conv) = fixture_copy("truncated-event");
     let backups = tmp.path().join("b");
     let before = files(&conv);
-    let env = [("CONVO_DOCTOR_RUN_ID", "q-1")];
-    let (code, out, err) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&backups),
-            s(&store),
-        ],
-        &env,
-    );
+    let (code, out, err) = repair(&store, &backups, &["--unsafe-fixes"], Some("q-1"));
     assert_eq!(code, 0, "{out}{err}");
     // by hand from the fixture: 00002 (the truncated action) leaves, 00003
     // and 00004 move down one, the marker goes, nothing is added (the action
@@ -159,21 +123,12 @@ fn quarantine_renumbers_relinks_drops_the_marker_and_undo_is_exact() {
     // nothing left inside the store but the conversation
     assert_eq!(fs::read_dir(&store).unwrap().count(), 1);
     // a second run is a no-op
-    let (code, out, _) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&backups),
-            s(&store),
-        ],
-        &[("CONVO_DOCTOR_RUN_ID", "q-2")],
-    );
+    let (code, out, _) = repair(&store, &backups, &["--unsafe-fixes"], Some("q-2"));
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("nothing to repair"), "{out}");
     assert_eq!(files(&conv), after);
     // undo: every original name and byte back, nothing else
-    let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "q-1"], &[]);
+    let (code, out, err) = undo(&backups, "q-1");
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(files(&conv), before);
 }
@@ -187,16 +142,7 @@ fn a_quarantined_observation_is_answered_like_a_crash_and_undo_removes_the_answe
     let (tmp, store, conv) = fixture_copy("empty-event");
     let backups = tmp.path().join("b");
     let before = files(&conv);
-    let (code, out, err) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&backups),
-            s(&store),
-        ],
-        &[("CONVO_DOCTOR_RUN_ID", "a-1")],
-    );
+    let (code, out, err) = repair(&store, &backups, &["--unsafe-fixes"], Some("a-1"));
     assert_eq!(code, 0, "{out}{err}");
     let after = files(&conv);
     let answer: Vec<&String> = after
@@ -225,7 +171,7 @@ fn a_quarantined_observation_is_answered_like_a_crash_and_undo_removes_the_answe
     );
     assert!(!after.contains_key("events/event-00003-93e867e6-083e-433c-81ea-a6d05e5842a6.json"));
     // undo removes the answer and puts everything back
-    let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "a-1"], &[]);
+    let (code, out, err) = undo(&backups, "a-1");
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(files(&conv), before);
 }
@@ -235,10 +181,7 @@ fn closing_an_index_gap_is_safe_and_undone_exactly() {
     let (tmp, store, conv) = fixture_copy("index-gap");
     let backups = tmp.path().join("b");
     let before = files(&conv);
-    let (code, out, err) = run(
-        &["repair", "--backup-dir", s(&backups), s(&store)],
-        &[("CONVO_DOCTOR_RUN_ID", "g-1")],
-    );
+    let (code, out, err) = repair(&store, &backups, &[], Some("g-1"));
     assert_eq!(code, 0, "no consent needed: {out}{err}");
     assert_eq!(
         names(&conv),
@@ -255,7 +198,7 @@ fn closing_an_index_gap_is_safe_and_undone_exactly() {
         before["events/event-00004-be1f8529-b244-4ea6-bde3-e5b715fecbf3.json"],
         files(&conv)["events/event-00003-be1f8529-b244-4ea6-bde3-e5b715fecbf3.json"]
     );
-    let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "g-1"], &[]);
+    let (code, out, err) = undo(&backups, "g-1");
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(files(&conv), before);
 }
@@ -263,24 +206,9 @@ fn closing_an_index_gap_is_safe_and_undone_exactly() {
 #[test]
 fn a_held_event_log_lock_refuses_a_quarantine() {
     let (tmp, store, conv) = fixture_copy("unknown-kind");
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(conv.join("events/.eventlog.lock"))
-        .unwrap();
-    f.lock().unwrap();
+    let f = common::hold_event_log_lock(&conv);
     let before = snapshot(&store);
-    let (code, out, _) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&tmp.path().join("b")),
-            s(&store),
-        ],
-        &[],
-    );
+    let (code, out, _) = repair(&store, &tmp.path().join("b"), &["--unsafe-fixes"], None);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("another process holds events/.eventlog.lock"),
@@ -316,7 +244,7 @@ fn a_kill_mid_quarantine_is_undone_exactly() {
         );
         assert_ne!(code, 0, "{point}: the process was aborted");
         assert_ne!(files(&conv), before, "{point}: something had changed");
-        let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "k-1"], &[]);
+        let (code, out, err) = undo(&backups, "k-1");
         assert_eq!(code, 0, "{point}: {out}{err}");
         assert_eq!(files(&conv), before, "{point}: undo is exact");
     }
@@ -328,21 +256,12 @@ fn a_kill_mid_quarantine_is_undone_exactly() {
 fn undo_never_replaces_a_file_that_took_a_quarantined_name() {
     let (tmp, store, conv) = fixture_copy("duplicate-index");
     let backups = tmp.path().join("b");
-    let (code, out, err) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&backups),
-            s(&store),
-        ],
-        &[("CONVO_DOCTOR_RUN_ID", "d-1")],
-    );
+    let (code, out, err) = repair(&store, &backups, &["--unsafe-fixes"], Some("d-1"));
     assert_eq!(code, 0, "{out}{err}");
     let taken = conv.join("events/event-00004-75713256-c73d-519c-8efa-f9af87d4e7e5.json");
     assert!(!taken.exists());
     fs::write(&taken, b"{\"someone\":\"else\"}").unwrap();
-    let (code, out, _) = run(&["undo", "--backup-dir", s(&backups), "d-1"], &[]);
+    let (code, out, _) = undo(&backups, "d-1");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("refused"), "{out}");
     assert_eq!(fs::read(&taken).unwrap(), b"{\"someone\":\"else\"}");
@@ -363,16 +282,7 @@ fn an_invalid_event_is_quarantined_with_consent() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("invalid-event"), "{out}");
     let backups = tmp.path().join("b");
-    let (code, out, err) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&backups),
-            s(&conv),
-        ],
-        &[],
-    );
+    let (code, out, err) = repair(&conv, &backups, &["--unsafe-fixes"], None);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         names(&conv),

@@ -6,18 +6,16 @@
 mod common;
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{fixture_copy, run, snapshot};
+use common::{
+    chmod, event_at, event_files, fixture_copy, mode, named, repair, run, s, snapshot, undo,
+};
 
 const NOBODY: u32 = 65534;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 #[allow(clippy::print_stderr)] // the skip reason, for CI logs
 fn is_root(test: &str) -> bool {
@@ -35,36 +33,15 @@ fn chown_tree(dir: &Path, uid: u32) {
     }
 }
 
-fn chmod(p: &Path, mode: u32) {
-    fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
-}
-
-fn mode(p: &Path) -> u32 {
-    fs::symlink_metadata(p).unwrap().mode() & 0o7777
-}
-
-fn events(conv: &Path) -> Vec<PathBuf> {
-    common::event_files(conv)
-}
-
 /// The event file the false-root repair changes.
 fn false_root_event(conv: &Path) -> PathBuf {
-    events(conv)
-        .into_iter()
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("event-00008-")
-        })
-        .unwrap()
+    event_at(conv, 8)
 }
 
 /// Run the binary, killing it if it has not finished after a minute: a hang
 /// detector, not a timing claim.
 fn run_bounded(args: &[&str]) -> Option<i32> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+    let mut child = common::bin()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -85,9 +62,8 @@ fn run_bounded(args: &[&str]) -> Option<i32> {
 /// Start a repair that pauses at `point` (debug-build hook), returning the
 /// child and the file that releases it once created.
 fn paused_repair(args: &[&str], point: &str, gate: &Path) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
+    let child = common::bin()
         .args(args)
-        .env("NO_COLOR", "1")
         .env("CONVO_DOCTOR_PAUSE_AT", point)
         .env("CONVO_DOCTOR_PAUSE_FILE", gate)
         .stdout(Stdio::piped())
@@ -122,10 +98,7 @@ fn finish(child: std::process::Child) -> (i32, String) {
 fn d1_undo_refuses_a_manifest_others_could_rewrite() {
     let (tmp, store, _conv) = fixture_copy("false-root");
     let backups = tmp.path().join("backups");
-    let (code, out, err) = run(
-        &["repair", "--backup-dir", s(&backups), s(&store)],
-        &[("CONVO_DOCTOR_RUN_ID", "r1")],
-    );
+    let (code, out, err) = repair(&store, &backups, &[], Some("r1"));
     assert_eq!(code, 0, "{out}{err}");
     let run_dir = backups.join("r1");
     assert_eq!(mode(&run_dir), 0o700, "the run folder is private");
@@ -147,7 +120,7 @@ fn d1_undo_refuses_a_manifest_others_could_rewrite() {
     });
     chmod(&run_dir, 0o777);
     fs::write(run_dir.join("manifest.json"), forged.to_string()).unwrap();
-    let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "r1"], &[]);
+    let (code, out, err) = undo(&backups, "r1");
     assert_ne!(code, 0, "{out}{err}");
     assert!(err.contains("writable by group or others"), "{err}");
     assert_eq!(
@@ -161,7 +134,7 @@ fn d1_undo_refuses_a_manifest_others_could_rewrite() {
     forged["files"][0]["file"] = "../victim/meta.json".into();
     forged["files"][0]["conversation"] = serde_json::json!(store);
     fs::write(run_dir.join("manifest.json"), forged.to_string()).unwrap();
-    let (code, out, _) = run(&["undo", "--backup-dir", s(&backups), "r1"], &[]);
+    let (code, out, _) = undo(&backups, "r1");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("refused"), "{out}");
     assert_eq!(
@@ -173,7 +146,7 @@ fn d1_undo_refuses_a_manifest_others_could_rewrite() {
     forged["files"][0]["conversation_dev"] = 1.into();
     forged["files"][0]["conversation_ino"] = 1.into();
     fs::write(run_dir.join("manifest.json"), forged.to_string()).unwrap();
-    let (code, out, _) = run(&["undo", "--backup-dir", s(&backups), "r1"], &[]);
+    let (code, out, _) = undo(&backups, "r1");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("not the one that was repaired"), "{out}");
     assert_eq!(
@@ -193,13 +166,13 @@ fn d1_untrusted_backup_dirs_are_refused() {
     chmod(&real, 0o700);
     let link = tmp.path().join("link");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let (code, _, err) = run(&["repair", "--backup-dir", s(&link), s(&store)], &[]);
+    let (code, _, err) = repair(&store, &link, &[], None);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is a symbolic link"), "{err}");
     let open = tmp.path().join("open");
     fs::create_dir(&open).unwrap();
     chmod(&open, 0o777);
-    let (code, _, err) = run(&["repair", "--backup-dir", s(&open), s(&store)], &[]);
+    let (code, _, err) = repair(&store, &open, &[], None);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("writable by group or others"), "{err}");
     assert!(
@@ -212,10 +185,10 @@ fn d1_untrusted_backup_dirs_are_refused() {
         fs::create_dir(&theirs).unwrap();
         chmod(&theirs, 0o700);
         std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
-        let (code, _, err) = run(&["repair", "--backup-dir", s(&theirs), s(&store)], &[]);
+        let (code, _, err) = repair(&store, &theirs, &[], None);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("owned by uid 65534, not by you"), "{err}");
-        let (code, _, err) = run(&["undo", "--backup-dir", s(&theirs), "x"], &[]);
+        let (code, _, err) = undo(&theirs, "x");
         assert_eq!(code, 2, "{err}");
         assert!(snapshot(&store) == before);
     }
@@ -227,10 +200,7 @@ fn d1_untrusted_backup_dirs_are_refused() {
 fn d9_a_run_id_cannot_escape_the_backup_root() {
     let (tmp, store, _conv) = fixture_copy("false-root");
     let backups = tmp.path().join("b");
-    let (code, out, err) = run(
-        &["repair", "--backup-dir", s(&backups), s(&store)],
-        &[("CONVO_DOCTOR_RUN_ID", "../escaped")],
-    );
+    let (code, out, err) = repair(&store, &backups, &[], Some("../escaped"));
     assert_eq!(code, 0, "{out}{err}");
     assert!(!tmp.path().join("escaped").exists());
     assert_eq!(fs::read_dir(&backups).unwrap().count(), 1);
@@ -249,15 +219,12 @@ fn d2_d3_root_repair_keeps_owner_and_mode_and_creates_the_lock_as_the_owner() {
     let (tmp, store, conv) = fixture_copy("false-root");
     chmod(tmp.path(), 0o755);
     let _ = fs::remove_file(conv.join("events/.eventlog.lock"));
-    for e in events(&conv) {
+    for e in event_files(&conv) {
         chmod(&e, 0o600); // the SDK writes events 0600
     }
     chown_tree(&store, NOBODY);
     let backups = tmp.path().join("backups");
-    let (code, out, err) = run(
-        &["repair", "--backup-dir", s(&backups), s(&store)],
-        &[("CONVO_DOCTOR_RUN_ID", "own")],
-    );
+    let (code, out, err) = repair(&store, &backups, &[], Some("own"));
     assert_eq!(code, 0, "{out}{err}");
     let changed = false_root_event(&conv);
     let md = fs::metadata(&changed).unwrap();
@@ -289,7 +256,7 @@ fn d2_d3_root_repair_keeps_owner_and_mode_and_creates_the_lock_as_the_owner() {
         .status()
         .unwrap();
     assert!(st.success(), "the owner cannot read the repaired event");
-    let (code, out, err) = run(&["undo", "--backup-dir", s(&backups), "own"], &[]);
+    let (code, out, err) = undo(&backups, "own");
     assert_eq!(code, 0, "{out}{err}");
     let md = fs::metadata(&changed).unwrap();
     assert_eq!(
@@ -312,7 +279,7 @@ fn d3_links_at_the_lock_or_events_are_never_followed() {
     std::os::unix::fs::symlink(elsewhere.join("created"), &lock).unwrap();
     let before = snapshot(&store);
     let backups = tmp.path().join("b");
-    let (code, out, err) = run(&["repair", "--backup-dir", s(&backups), s(&store)], &[]);
+    let (code, out, err) = repair(&store, &backups, &[], None);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("symbolic link"), "{out}");
     assert!(
@@ -324,7 +291,7 @@ fn d3_links_at_the_lock_or_events_are_never_followed() {
     fs::remove_file(&lock).unwrap();
     fs::rename(conv.join("events"), elsewhere.join("events")).unwrap();
     std::os::unix::fs::symlink(elsewhere.join("events"), conv.join("events")).unwrap();
-    let (_code, out, err) = run(&["repair", "--backup-dir", s(&backups), s(&store)], &[]);
+    let (_code, out, err) = repair(&store, &backups, &[], None);
     assert!(!out.contains("fixed"), "{out}{err}");
     assert!(!elsewhere.join("events/.eventlog.lock").exists());
 }
@@ -393,16 +360,8 @@ fn d5_a_directory_swapped_mid_repair_cannot_redirect_the_write() {
     assert!(out.contains("moved or replaced"), "{out}");
     assert_eq!(code, 1, "{out}");
     // the bytes landed in the directory that was read (now `moved`)
-    let landed = fs::read_dir(tmp.path().join("moved"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("event-00008-")
-        })
+    let landed = named(&tmp.path().join("moved"), "event-00008-")
+        .pop()
         .unwrap();
     assert!(!fs::read_to_string(landed).unwrap().contains("__root__"));
 }
@@ -421,17 +380,7 @@ fn d6_temp_files_are_created_private() {
         "after-create",
         &gate,
     );
-    let temps: Vec<PathBuf> = fs::read_dir(conv.join("events"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with(".convo-doctor-")
-        })
-        .collect();
+    let temps = named(&conv.join("events"), ".convo-doctor-");
     assert_eq!(temps.len(), 1, "{temps:?}");
     assert_eq!(mode(&temps[0]), 0o600);
     fs::write(&gate, "").unwrap();
@@ -518,30 +467,9 @@ fn d9_a_folder_changing_during_the_proof_is_refused() {
 #[test]
 fn d9_a_lease_refusal_exits_1() {
     let (tmp, store, conv) = fixture_copy("false-root");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64();
-    fs::write(
-        conv.join("owner_lease.json"),
-        format!(
-            r#"{{"owner_instance_id":"x","generation":1,"expires_at":{},"owner_host":"another-host","owner_pid":1}}"#,
-            now + 600.0
-        ),
-    )
-    .unwrap();
+    common::live_lease(&conv, 1);
     let b = tmp.path().join("b");
-    let (code, out, _) = run(
-        &[
-            "repair",
-            "--fail-on",
-            "never",
-            "--backup-dir",
-            s(&b),
-            s(&store),
-        ],
-        &[],
-    );
+    let (code, out, _) = repair(&store, &b, &["--fail-on", "never"], None);
     assert_eq!(code, 1, "{out}");
 }
 
@@ -554,7 +482,7 @@ fn d9_a_held_owner_lease_lock_refuses_the_repair() {
     f.lock().unwrap();
     let before = snapshot(&store);
     let b = tmp.path().join("b");
-    let (code, out, _) = run(&["repair", "--backup-dir", s(&b), s(&store)], &[]);
+    let (code, out, _) = repair(&store, &b, &[], None);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("another process holds .owner_lease.lock"),
@@ -562,7 +490,7 @@ fn d9_a_held_owner_lease_lock_refuses_the_repair() {
     );
     assert!(snapshot(&store) == before);
     drop(f);
-    let (code, out, _) = run(&["repair", "--backup-dir", s(&b), s(&store)], &[]);
+    let (code, out, _) = repair(&store, &b, &[], None);
     assert_eq!(code, 0, "{out}");
 }
 
@@ -575,7 +503,7 @@ fn a_hard_linked_file_is_not_replaced() {
     fs::hard_link(&ev, tmp.path().join("elsewhere")).unwrap();
     let before = snapshot(&store);
     let b = tmp.path().join("b");
-    let (code, out, _) = run(&["repair", "--backup-dir", s(&b), s(&store)], &[]);
+    let (code, out, _) = repair(&store, &b, &[], None);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("2 hard links"), "{out}");
     assert!(snapshot(&store) == before);

@@ -14,32 +14,227 @@ fn print(bytes: Vec<u8>) -> ExitStatus {
     }
 }
 
-/// The completion script for `shell`.
+/// The completion script for `shell`: clap_complete's, then mended where
+/// its static generators fall short (tests/completions.rs runs the bash,
+/// zsh and fish scripts in real interactive sessions):
+/// - check ids complete inside the comma lists of `--only` and `--skip`
+///   (`--only false-root,ind` → `false-root,index-gap`);
+/// - `explain` offers the check ids (fish: clap offers the values of
+///   options only);
+/// - `undo` offers the run ids under the backup root: the folders holding a
+///   `manifest.json` below `--backup-dir` when it is on the line, else the
+///   default root of `persist::default_backup_root` (a directory listing at
+///   each TAB, no program run).
 pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "convo-doctor", &mut buf);
-    if shell == clap_complete::Shell::Bash {
-        // clap_complete's bash generator names the state of a subcommand in
-        // two ways for a hyphenated binary: `convo__doctor__subcmd__diagnose`
-        // where it tracks the words typed, `convo__subcmd__doctor__subcmd__diagnose`
-        // where it offers the flags, so no subcommand flag ever completed.
-        // One spelling for both (tests/completions.rs runs the script in bash).
-        let text = String::from_utf8_lossy(&buf).replace("convo__subcmd__doctor", "convo__doctor");
-        buf = text.into_bytes();
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let ids: Vec<&str> = crate::checks::REGISTRY.iter().map(|c| c.id()).collect();
+    let ids = ids.join(" ");
+    let text = match shell {
+        clap_complete::Shell::Bash => bash(text, &ids),
+        clap_complete::Shell::Zsh => zsh(text, &ids),
+        clap_complete::Shell::Fish => fish(text, &ids),
+        _ => text,
+    };
+    text.into_bytes()
+}
+
+/// Replace every `from` in `text` by `to`, expecting it `n` times: a
+/// clap_complete that writes its scripts differently fails the tests here
+/// (and in tests/completions.rs), not silently in a user's shell.
+fn replace_n(text: &str, from: &str, to: &str, n: usize) -> String {
+    debug_assert_eq!(text.matches(from).count(), n, "{from}");
+    text.replace(from, to)
+}
+
+/// bash and zsh alike: the backup root of `persist::default_backup_root`
+/// unless `root` was set from `--backup-dir`, `~` expanded.
+const SH_ROOT: &str = r#"    if [[ -z $root ]]; then
+        if [[ -n ${XDG_STATE_HOME-} ]]; then
+            root=$XDG_STATE_HOME/convo-doctor/backups
+        elif [[ -n ${HOME-} ]]; then
+            root=$HOME/.local/state/convo-doctor/backups
+        else
+            return 0
+        fi
+    fi
+    [[ $root == \~* ]] && root=$HOME${root#\~}"#;
+
+/// The bash helpers, defined before clap's function.
+const BASH_HELPERS: &str = r#"# convo-doctor: check ids inside a comma list, and repair run ids.
+__convo_doctor_check_list() {
+    local head=""
+    [[ $1 == *,* ]] && head="${1%,*},"
+    COMPREPLY=($(compgen -P "${head}" -W "@IDS@" -- "${1##*,}"))
+}
+__convo_doctor_runs() {
+    local root="" i m
+    for (( i = 1; i < COMP_CWORD; i++ )); do
+        if [[ ${COMP_WORDS[i]} == --backup-dir ]]; then
+            root=${COMP_WORDS[i+1]}
+            [[ $root == = ]] && root=${COMP_WORDS[i+2]}
+        fi
+    done
+@ROOT@
+    for m in "$root"/*/manifest.json; do
+        [[ -f $m ]] || continue
+        m=${m%/manifest.json}
+        printf '%s\n' "${m##*/}"
+    done
+}
+
+"#;
+
+fn bash(text: String, ids: &str) -> String {
+    // clap_complete's bash generator names the state of a subcommand in
+    // two ways for a hyphenated binary: `convo__doctor__subcmd__diagnose`
+    // where it tracks the words typed, `convo__subcmd__doctor__subcmd__diagnose`
+    // where it offers the flags, so no subcommand flag ever completed.
+    // One spelling for both.
+    let text = text.replace("convo__subcmd__doctor", "convo__doctor");
+    // --only/--skip of diagnose, --only of repair.
+    let text = replace_n(
+        &text,
+        &format!("COMPREPLY=($(compgen -W \"{ids}\" -- \"${{cur}}\"))"),
+        "__convo_doctor_check_list \"${cur}\"",
+        3,
+    );
+    // undo's words: its flags, then the run ids.
+    let undo = "convo__doctor__subcmd__undo)\n            opts=\"";
+    let text = match text.find(undo) {
+        Some(at) => {
+            let start = at + undo.len();
+            let end = start + text[start..].find('"').unwrap_or(0);
+            format!("{} $(__convo_doctor_runs){}", &text[..end], &text[end..])
+        }
+        None => {
+            debug_assert!(false, "no undo case in the bash script");
+            text
+        }
+    };
+    BASH_HELPERS
+        .replace("@IDS@", ids)
+        .replace("@ROOT@", SH_ROOT)
+        + &text
+}
+
+/// The zsh helpers, defined before the script's last lines (which call or
+/// register `_convo-doctor`).
+const ZSH_HELPERS: &str = r#"(( $+functions[_convo-doctor_runs] )) ||
+_convo-doctor_runs() {
+    # convo-doctor: the repair run ids under the backup root.
+    local root=${(Q)opt_args[--backup-dir]}
+@ROOT@
+    local -a runs
+    runs=( $root/*/manifest.json(N-.:h:t) )
+    compadd -a runs
+}
+
+"#;
+
+fn zsh(text: String, ids: &str) -> String {
+    // `_sequence` completes each item of a comma list.
+    let text = replace_n(
+        &text,
+        &format!(":CHECK:({ids})'"),
+        &format!(":CHECK:_sequence compadd - {ids}'"),
+        3,
+    );
+    // undo's positional (`'::run_id -- HELP:_default' \`): the run ids.
+    let mut runs = 0;
+    let text: String = text
+        .split_inclusive('\n')
+        .map(|line| match line.strip_suffix(":_default' \\\n") {
+            Some(head) if line.starts_with("'::run_id -- ") => {
+                runs += 1;
+                format!("{head}:_convo-doctor_runs' \\\n")
+            }
+            _ => line.to_string(),
+        })
+        .collect();
+    debug_assert_eq!(runs, 1, "undo's run_id in the zsh script");
+    let tail = "\nif [ \"$funcstack[1]\" = \"_convo-doctor\" ]; then";
+    match text.rfind(tail) {
+        Some(at) => format!(
+            "{}\n{}{}",
+            &text[..at],
+            ZSH_HELPERS.replace("@ROOT@", SH_ROOT),
+            &text[at..]
+        ),
+        None => {
+            debug_assert!(false, "no tail in the zsh script");
+            text
+        }
     }
-    if shell == clap_complete::Shell::Fish {
-        // clap_complete's fish generator offers the possible values of
-        // options only, not of positionals: `explain CHECK` by hand.
-        let ids: Vec<&str> = crate::checks::REGISTRY.iter().map(|c| c.id()).collect();
-        buf.extend_from_slice(
-            format!(
-                "complete -c convo-doctor -n \"__fish_convo_doctor_using_subcommand explain\" -f -a \"{}\"\n",
-                ids.join(" ")
-            )
-            .as_bytes(),
-        );
+}
+
+const FISH_HELPERS: &str = r#"# convo-doctor: check ids inside a comma list, and repair run ids.
+function __fish_convo_doctor_check_list
+    set -l token (commandline -ct | string replace -r -- '^--[a-z-]+=' '')
+    set -l head (string match -r -- '^.*,' $token)
+    for id in @IDS@
+        printf '%s%s\n' "$head" $id
+    end
+end
+function __fish_convo_doctor_runs
+    set -l words (commandline -opc)
+    set -l root
+    for i in (seq (count $words))
+        if test "$words[$i]" = --backup-dir
+            set root $words[(math $i + 1)]
+        else if string match -q -- '--backup-dir=*' $words[$i]
+            set root (string replace -- '--backup-dir=' '' $words[$i])
+        end
+    end
+    if test -z "$root"
+        if test -n "$XDG_STATE_HOME"
+            set root $XDG_STATE_HOME/convo-doctor/backups
+        else if test -n "$HOME"
+            set root $HOME/.local/state/convo-doctor/backups
+        else
+            return 0
+        end
+    end
+    set root (string replace -r -- '^~' $HOME $root)
+    for m in $root/*/manifest.json
+        test -f $m; and string replace -r -- '^.*/([^/]+)/manifest\.json$' '$1' $m
+    end
+end
+"#;
+
+fn fish(text: String, ids: &str) -> String {
+    // clap writes the ids as `-a "id\t'' id\t'' ..."` (one per line): the
+    // options' value lists become the comma-aware function.
+    let mut text = text;
+    let mut replaced = 0;
+    for opt in ["only", "skip"] {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(&format!(" -l {opt} ")) {
+            let at = from + at;
+            let Some(a) = text[at..].find(" -a \"") else {
+                break;
+            };
+            let a = at + a + " -a \"".len();
+            let Some(close) = text[a..].find('"') else {
+                break;
+            };
+            let close = a + close;
+            text.replace_range(a..close, "(__fish_convo_doctor_check_list)");
+            replaced += 1;
+            from = a;
+        }
     }
-    buf
+    debug_assert_eq!(replaced, 3, "fish --only/--skip");
+    let mut text = FISH_HELPERS.replace("@IDS@", ids) + &text;
+    // `explain CHECK` and `undo RUN_ID`: positionals, by hand.
+    text.push_str(&format!(
+        "complete -c convo-doctor -n \"__fish_convo_doctor_using_subcommand explain\" -f -a \"{ids}\"\n"
+    ));
+    text.push_str(
+        "complete -c convo-doctor -n \"__fish_convo_doctor_using_subcommand undo\" -f -a \"(__fish_convo_doctor_runs)\" -d 'repair run'\n",
+    );
+    text
 }
 
 pub fn completions(shell: clap_complete::Shell) -> ExitStatus {
@@ -212,6 +407,14 @@ fn examples(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
             "Only the false-root check, hiding clean conversations:",
             "convo-doctor diagnose --only false-root --hide-clean STORE",
         ),
+        (
+            "The event tree of one conversation, root first:",
+            "convo-doctor diagnose --tree DIR",
+        ),
+        (
+            "A redacted report to paste into a ticket, trees as Mermaid graphs:",
+            "convo-doctor diagnose --format markdown DIR > report.md",
+        ),
     ];
     let repair = vec![
         (
@@ -225,6 +428,10 @@ fn examples(command: Option<&str>) -> Vec<(&'static str, &'static str)> {
         (
             "A patch of the real bytes, for patch -p1 run from the folder holding DIR:",
             "convo-doctor repair --dry-run --diff-format patch --show-content DIR > fix.patch",
+        ),
+        (
+            "What a store repair would do, one JSON line per conversation, then a summary:",
+            "convo-doctor repair --dry-run --format jsonl STORE",
         ),
     ];
     let undo = vec![

@@ -67,6 +67,12 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         event_list: args.events,
     };
     let color = color && args.format == render::Format::Human;
+    // --tree draws in the human format; the Markdown report always has trees
+    let tree = (args.tree && args.format == render::Format::Human)
+        || args.format == render::Format::Markdown;
+    if args.tree && !tree {
+        render::warning("--tree draws in the human format only (and `--format markdown` always has trees); ignored");
+    }
     let mut renderer = render::renderer(args.format, color);
     let mut summary = Summary::default();
     let mut status = ExitStatus::Success;
@@ -114,7 +120,12 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         if cutoff.is_some_and(|c| !since::modified_since(dir, c)) {
             return Scanned::Unmodified;
         }
-        Scanned::Report(Box::new(analyze(dir, dir.display().to_string(), &opts)))
+        let display = dir.display().to_string();
+        Scanned::Report(Box::new(if tree {
+            render::tree::analyze(dir, display, &opts)
+        } else {
+            analyze(dir, display, &opts)
+        }))
     };
     let emit = |i: usize, done: ordered::Done<Scanned>| {
         let report = match done {

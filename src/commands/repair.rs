@@ -5,13 +5,28 @@ use std::path::{Path, PathBuf};
 
 use super::diagnose::{broken_pipe_or_error, threshold};
 use super::{select, ExitStatus};
-use crate::cli::{DiffFormat, RepairArgs, UndoArgs};
+use crate::cli::{DiffFormat, RepairArgs, RepairFormat, UndoArgs};
 use crate::fix::persist::{self, Restored, Run};
 use crate::fix::{self, RepairOptions};
 use crate::render;
+use crate::render::repair::json as rjson;
 use crate::store::discover::find;
 
 pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
+    if args.format != RepairFormat::Human && args.diff_format == DiffFormat::Patch {
+        use clap::CommandFactory;
+        let mut cli = crate::cli::Cli::command();
+        let cmd = cli
+            .find_subcommand_mut("repair")
+            .expect("repair is a subcommand");
+        let _ = cmd
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "the argument '--format <FORMAT>' cannot be used with '--diff-format patch': JSON output carries no diff",
+            )
+            .print();
+        return ExitStatus::Error;
+    }
     if args.accept_ambiguous {
         render::note("warning: --accept-ambiguous is deprecated: it now means --unsafe-fixes");
     }
@@ -55,12 +70,23 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let stdout = io::stdout();
     let mut w = stdout.lock();
     let fail = threshold(args.fail_on);
-    let (mut files, mut conversations, mut failed, mut left_total) = (0, 0, 0, 0);
+    let (mut files, mut conversations, mut failed) = (0, 0, 0);
     let mut status = ExitStatus::Success;
     let mut remaining_bad = false;
     let mut refused = false;
     let mut unsafe_pending = false;
-    let mut unsafe_listed = 0;
+    let mut summary = rjson::Summary::new(rjson::RunInfo {
+        id: None,
+        backup_dir: None,
+        dry_run: args.dry_run,
+        unsafe_fixes: opts.unsafe_fixes,
+        server_version: opts.version().to_string(),
+    });
+    let mut json = match args.format {
+        RepairFormat::Human => None,
+        RepairFormat::Json => Some(rjson::Writer::new(false)),
+        RepairFormat::Jsonl => Some(rjson::Writer::new(true)),
+    };
     for path in &args.paths {
         let found = match find(path) {
             Ok(f) => f,
@@ -93,6 +119,10 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
                         Ok(r) => run = Some(r),
                         Err(e) => {
                             render::error(&e);
+                            // JSON output stays one valid document
+                            if let Some(j) = json.as_mut() {
+                                let _ = j.finish(&mut w, &summary);
+                            }
                             return ExitStatus::Error;
                         }
                     }
@@ -107,7 +137,6 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             }
             let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
             unsafe_pending |= plan.unsafe_pending();
-            unsafe_listed += plan.left.iter().filter(|l| l.needs_unsafe).count();
             if ok {
                 files += plan.edits.len() + plan.moves.len() + plan.creates.len();
                 conversations += 1;
@@ -120,9 +149,16 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             if fail.is_some_and(|t| remaining.iter().any(|f| f.severity >= t)) {
                 remaining_bad = true;
             }
-            left_total += plan.left.len();
             // refused, and there was something to repair
             refused |= plan.refused.is_some() && plan.before.findings.iter().any(|f| f.fixable);
+            let outcome = rjson::outcome(&plan, args.dry_run, applied.as_ref());
+            summary.add(&outcome);
+            if let Some(j) = json.as_mut() {
+                if let Err(e) = j.conversation(&mut w, &plan, &outcome) {
+                    return broken_pipe_or_error(e);
+                }
+                continue;
+            }
             // --diff-format patch: the patch alone on stdout, the rest on stderr
             let patch = args.dry_run && args.diff_format == DiffFormat::Patch;
             if patch {
@@ -154,28 +190,24 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     if let Some(r) = &run {
         r.discard_if_empty();
     }
-    let run_info = run
-        .as_ref()
-        .filter(|r| !r.manifest.files.is_empty())
-        .map(|r| (r.id.clone(), r.dir.display().to_string()));
-    let mut stderr = io::stderr().lock();
-    let human: &mut dyn io::Write = if args.dry_run && args.diff_format == DiffFormat::Patch {
-        &mut stderr
-    } else {
-        &mut w
+    if let Some(r) = run.as_ref().filter(|r| !r.manifest.files.is_empty()) {
+        summary.run.id = Some(r.id.clone());
+        summary.run.backup_dir = Some(r.dir.display().to_string());
+    }
+    let finished = match json.as_mut() {
+        Some(j) => j.finish(&mut w, &summary),
+        None => {
+            let mut stderr = io::stderr().lock();
+            let human: &mut dyn io::Write = if args.dry_run && args.diff_format == DiffFormat::Patch
+            {
+                &mut stderr
+            } else {
+                &mut w
+            };
+            render::repair::finish(human, &summary)
+        }
     };
-    if let Err(e) = render::repair::finish(
-        human,
-        args.dry_run,
-        render::repair::Totals {
-            files,
-            conversations,
-            failed,
-            left: left_total,
-            unsafe_listed,
-        },
-        run_info.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-    ) {
+    if let Err(e) = finished {
         return broken_pipe_or_error(e);
     }
     if status == ExitStatus::Error {

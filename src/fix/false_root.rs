@@ -23,6 +23,9 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
             );
             continue;
         }
+        if !fr.confirmed {
+            plan.made_unsafe(rel.clone());
+        }
         let target = ctx.reader.id(fr.relink_to).to_string();
         let what = format!(
             "re-link event {} to event {} ({target}): {} events return to the agent's view",

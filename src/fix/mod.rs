@@ -51,6 +51,36 @@ pub struct Left {
     pub why: String,
     /// An unsafe repair exists and `--unsafe-fixes` would make it.
     pub needs_unsafe: bool,
+    pub reason: LeftReason,
+}
+
+/// Why a finding is left, as `repair --format json` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeftReason {
+    /// The check declares no automatic repair.
+    Manual,
+    /// The check has a repair, but it does not apply to this finding (a
+    /// guard does not hold); `why` says which.
+    NoRepair,
+    /// An unsafe repair exists and `--unsafe-fixes` was not given.
+    UnsafeNotRequested,
+    /// The check has a repair, but `--only` left it out.
+    NotSelected,
+    /// The conversation's repair was refused (`Plan::refused`).
+    Refused,
+}
+
+impl LeftReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeftReason::Manual => "manual",
+            LeftReason::NoRepair => "no-repair",
+            LeftReason::UnsafeNotRequested => "unsafe-not-requested",
+            LeftReason::NotSelected => "not-selected",
+            LeftReason::Refused => "refused",
+        }
+    }
 }
 
 /// A new file: path relative to the conversation folder, its bytes, the
@@ -99,6 +129,9 @@ pub struct Plan {
     /// The diagnosis of the planned result (None when nothing changes).
     pub after: Option<ConversationReport>,
     pub redactor: Redactor,
+    /// Files whose planned change is an unsafe repair although their check
+    /// declares a safe one (a probable false root, with `--unsafe-fixes`).
+    pub unsafe_made: Vec<String>,
 }
 
 impl Plan {
@@ -246,7 +279,14 @@ impl Plan {
             file: file.into(),
             why: why.into(),
             needs_unsafe: false,
+            reason: LeftReason::NoRepair,
         });
+    }
+
+    /// Record that the change planned for `file` is an unsafe repair (made
+    /// with `--unsafe-fixes`) although its check declares a safe one.
+    pub fn made_unsafe(&mut self, file: impl Into<String>) {
+        self.unsafe_made.push(file.into());
     }
 
     /// Record an unsafe repair that `--unsafe-fixes` would make.
@@ -265,6 +305,7 @@ impl Plan {
             file,
             why: format!("with --unsafe-fixes: {}", would.into()),
             needs_unsafe: true,
+            reason: LeftReason::UnsafeNotRequested,
         });
     }
 }
@@ -315,20 +356,21 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         redactor: before.redactor.clone(),
         before,
         after: None,
+        unsafe_made: Vec::new(),
     };
     if let checks::live_lease::Lease::Live { owner, .. } = checks::live_lease::lease_state(&ctx) {
         plan.refused = Some(format!(
             "in use by {} (owner_lease.json is live); stop the server or wait for the lease to expire",
             ctx.quote(&owner)
         ));
-        plan.left = unfixed(&plan);
+        plan.left = unfixed(&plan, opts.selected);
         return plan;
     }
     if conv.changed_during_read {
         plan.refused = Some(
             "the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle".into(),
         );
-        plan.left = unfixed(&plan);
+        plan.left = unfixed(&plan, opts.selected);
         return plan;
     }
     let mut edits = Edits::new(dir);
@@ -360,7 +402,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
             );
         }
     }
-    plan.left.extend(unfixed(&plan));
+    plan.left.extend(unfixed(&plan, opts.selected));
     plan
 }
 
@@ -493,7 +535,7 @@ fn verify_in_memory(plan: &mut Plan, version: Version) {
 }
 
 /// Findings at warning or above that the plan leaves, with the reason.
-fn unfixed(plan: &Plan) -> Vec<Left> {
+fn unfixed(plan: &Plan, selected: &dyn Fn(&str) -> bool) -> Vec<Left> {
     let already: Vec<(&str, &str)> = plan
         .left
         .iter()
@@ -503,22 +545,44 @@ fn unfixed(plan: &Plan) -> Vec<Left> {
         .iter()
         .filter(|f| f.severity >= Severity::Warning)
         .filter(|f| !already.contains(&(f.check, f.file.as_str())))
-        .map(|f| Left {
-            needs_unsafe: false,
-            check: f.check,
-            file: f.file.clone(),
+        .map(|f| {
+            let declared = checks::find(f.check).map(|c| c.repair());
             // A finding the refused plan would have fixed points at the
-            // refusal above; any other simply has no automatic repair.
-            why: if plan.refused.is_some()
+            // refusal above; any other has no automatic repair here.
+            let (reason, why) = if plan.refused.is_some()
                 && (f.fixable || plan.edits.iter().any(|e| e.file_matches(f.check, &f.file)))
             {
-                "its repair was refused (see above)".to_string()
-            } else {
-                format!(
-                    "no safe automatic repair; needs a human (see `convo-doctor explain {}`)",
-                    f.check
+                (
+                    LeftReason::Refused,
+                    "its repair was refused (see above)".to_string(),
                 )
-            },
+            } else if declared.is_some_and(|r| r.planner.is_some()) && !selected(f.check) {
+                (
+                    LeftReason::NotSelected,
+                    format!("not repaired: `{}` is not selected by --only", f.check),
+                )
+            } else {
+                let manual =
+                    declared.is_none_or(|r| r.applicability == checks::Applicability::Manual);
+                (
+                    if manual {
+                        LeftReason::Manual
+                    } else {
+                        LeftReason::NoRepair
+                    },
+                    format!(
+                        "no safe automatic repair; needs a human (see `convo-doctor explain {}`)",
+                        f.check
+                    ),
+                )
+            };
+            Left {
+                needs_unsafe: false,
+                check: f.check,
+                file: f.file.clone(),
+                why,
+                reason,
+            }
         })
         .collect()
 }

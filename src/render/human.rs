@@ -246,6 +246,9 @@ impl Renderer for Human {
             let text = format!("listed by agent-server {}: {how}", r.server_version);
             let _ = writeln!(s, "{}", wrap(&arrow, text.split(' '), 4, width));
         }
+        if let Some(tree) = &r.tree {
+            s.push_str(&super::tree::draw(r, tree, self.color));
+        }
         if let Some(rows) = &r.event_list {
             let mut cells: Vec<[String; 6]> = Vec::with_capacity(rows.len() + 1);
             cells.push(["index", "kind", "source", "parent", "agent", "note"].map(String::from));

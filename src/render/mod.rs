@@ -3,10 +3,12 @@
 pub mod concise;
 pub mod human;
 pub mod json;
+pub mod markdown;
 pub mod progress;
 pub mod prometheus;
 pub mod repair;
 pub mod runs;
+pub mod tree;
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
@@ -30,6 +32,9 @@ pub enum Format {
     /// The run's totals as Prometheus metrics, for node_exporter's textfile
     /// collector.
     Prometheus,
+    /// A redacted report to paste into a ticket or a GitHub issue: findings
+    /// tables and each tree as a Mermaid graph.
+    Markdown,
 }
 
 /// When to colour human output.
@@ -227,6 +232,7 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
         Format::Jsonl => Box::new(json::Json::lines()),
         Format::Concise => Box::new(concise::Concise),
         Format::Prometheus => Box::new(prometheus::Prometheus),
+        Format::Markdown => Box::new(markdown::Markdown::default()),
     }
 }
 

@@ -1,12 +1,15 @@
 //! Output of `repair` and `undo`: unified diffs, then what was (or would be)
 //! fixed, what is left and why.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
 use serde_json::Value;
 use similar::TextDiff;
+
+pub mod json;
 
 use super::sanitize;
 use crate::fix::persist::{ManifestEntry, Restored};
@@ -330,31 +333,36 @@ pub fn plan(
     w.write_all(p.redactor.redact(&s).as_bytes())
 }
 
-/// What a repair run did, for its closing lines.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Totals {
-    pub files: usize,
-    pub conversations: usize,
-    pub failed: usize,
-    pub left: usize,
-    /// Unsafe repairs listed because `--unsafe-fixes` was not given.
-    pub unsafe_listed: usize,
+/// `check ×n (label)` items (the label left out when empty), most first,
+/// then by id.
+fn by_count<'a>(items: impl IntoIterator<Item = (&'a str, usize, &'a str)>) -> String {
+    let mut v: Vec<(&str, usize, &str)> = items.into_iter().filter(|x| x.1 > 0).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)).then(a.2.cmp(b.2)));
+    v.iter()
+        .map(|(c, n, label)| match *label {
+            "" => format!("{c} ×{n}"),
+            l => format!("{c} ×{n} ({l})"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-/// The closing lines of a repair run.
-pub fn finish(
-    w: &mut dyn Write,
-    dry_run: bool,
-    t: Totals,
-    run: Option<(&str, &str)>,
-) -> io::Result<()> {
-    let Totals {
-        files,
-        conversations,
-        failed,
-        left,
-        unsafe_listed,
-    } = t;
+/// How the closing `left:` line names a reason.
+fn reason_label(reason: &str) -> &str {
+    match reason {
+        "unsafe-not-requested" => "unsafe: --unsafe-fixes",
+        "not-selected" => "not selected: --only",
+        "no-repair" => "no repair applies",
+        other => other,
+    }
+}
+
+/// The closing lines of a repair run: what changed (or would), then per
+/// check what was fixed, refused and left, and why.
+pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
+    let dry_run = sum.run.dry_run;
+    let t = &sum.totals;
+    let (files, conversations, failed) = (t.files, t.conversations, t.failed);
     let mut s = String::new();
     match (dry_run, files) {
         (_, 0) if failed > 0 => {
@@ -380,7 +388,7 @@ pub fn finish(
             );
         }
     }
-    if let Some((id, dir)) = run {
+    if let (Some(id), Some(dir)) = (&sum.run.id, &sum.run.backup_dir) {
         let _ = writeln!(
             s,
             "backups: {} (undo with `{}`)",
@@ -388,27 +396,44 @@ pub fn finish(
             undo_hint(id, dir)
         );
     }
+    let fixed = by_count(sum.by_check.iter().map(|(c, n)| (*c, n.fixed(), "")));
+    if !fixed.is_empty() {
+        let _ = writeln!(
+            s,
+            "{}: {fixed}",
+            if dry_run { "would fix" } else { "fixed" }
+        );
+    }
+    let conversations_with = |n: usize, what: &str, checks: &BTreeMap<&str, usize>| {
+        let convs = format!("{n} conversation{}", if n == 1 { "" } else { "s" });
+        let list = by_count(checks.iter().map(|(c, k)| (*c, *k, "")));
+        if list.is_empty() {
+            format!("{what}: {convs} (see \"{what}\" above)\n")
+        } else {
+            format!("{what}: {list} in {convs} (see \"{what}\" above)\n")
+        }
+    };
     if failed > 0 {
-        let _ = writeln!(
-            s,
-            "{failed} conversation{} could not be repaired (see \"not applied\" above)",
-            if failed == 1 { "" } else { "s" }
-        );
+        s.push_str(&conversations_with(
+            failed,
+            "not applied",
+            &sum.refused_by_status.1,
+        ));
     }
-    if left > 0 {
-        let _ = writeln!(
-            s,
-            "{left} finding{} left (see above)",
-            if left == 1 { "" } else { "s" }
-        );
+    if t.refused > 0 {
+        s.push_str(&conversations_with(
+            t.refused,
+            "refused",
+            &sum.refused_by_status.0,
+        ));
     }
-    if unsafe_listed > 0 {
-        let _ = writeln!(
-            s,
-            "{unsafe_listed} unsafe repair{} listed (`unsafe` above): run with --unsafe-fixes to make {}",
-            if unsafe_listed == 1 { "" } else { "s" },
-            if unsafe_listed == 1 { "it" } else { "them" }
-        );
+    let left = by_count(
+        sum.left_reasons
+            .iter()
+            .map(|((c, r), n)| (*c, *n, reason_label(r))),
+    );
+    if !left.is_empty() {
+        let _ = writeln!(s, "left: {left}");
     }
     w.write_all(crate::secrets::redact_all(&s).as_bytes())?;
     w.flush()

@@ -673,6 +673,22 @@ impl<'s> Ctx<'s> {
             let short = name.rsplit('.').take(2).collect::<Vec<_>>();
             short.into_iter().rev().collect::<Vec<_>>().join(".")
         };
+        // These before validators start `if not isinstance(data, dict): return
+        // data`: a non-dict goes to the inner schema unchanged.
+        let dict_only = matches!(
+            sem,
+            Sem::LlmCoerceInputs { .. }
+                | Sem::HooksInput(_)
+                | Sem::SystemPromptFields
+                | Sem::SecurityPromptDefault
+                | Sem::DecryptMcpConfig
+        );
+        if dict_only && !v.is_object() {
+            if let Some(i) = inner {
+                self.run(i, v)
+            }
+            return;
+        }
         match sem {
             Sem::Pass => {
                 if let Some(i) = inner {
@@ -819,12 +835,7 @@ impl<'s> Ctx<'s> {
                 _ => {}
             },
             Sem::LlmCoerceInputs { idle_default } => {
-                let Value::Object(m) = v else {
-                    if let Some(i) = inner {
-                        self.run(i, v)
-                    }
-                    return;
-                };
+                let Value::Object(m) = v else { return };
                 let model = match m.get("model") {
                     x if py_falsy(x) => {
                         self.err("value_error", "Value error, model must be specified in LLM");
@@ -861,12 +872,7 @@ impl<'s> Ctx<'s> {
                 }
             }
             Sem::HooksInput(fields) => {
-                let Value::Object(m) = v else {
-                    if let Some(i) = inner {
-                        self.run(i, v)
-                    }
-                    return;
-                };
+                let Value::Object(m) = v else { return };
                 let data = match m.get("hooks") {
                     None => m,
                     Some(Value::Object(h)) => h,
@@ -906,12 +912,7 @@ impl<'s> Ctx<'s> {
                 _ => {}
             },
             Sem::SystemPromptFields => {
-                let Value::Object(m) = v else {
-                    if let Some(i) = inner {
-                        self.run(i, v)
-                    }
-                    return;
-                };
+                let Value::Object(m) = v else { return };
                 let mut d = m.clone();
                 if d.get("security_policy_filename") == Some(&Value::Null) {
                     d.insert("security_policy_filename".into(), Value::from(""));
@@ -929,12 +930,7 @@ impl<'s> Ctx<'s> {
                 }
             }
             Sem::SecurityPromptDefault => {
-                let Value::Object(m) = v else {
-                    if let Some(i) = inner {
-                        self.run(i, v)
-                    }
-                    return;
-                };
+                let Value::Object(m) = v else { return };
                 let mut d = m.clone();
                 let mut kw = match d.get("system_prompt_kwargs") {
                     Some(Value::Object(k)) => k.clone(),
@@ -944,6 +940,39 @@ impl<'s> Ctx<'s> {
                     kw.insert("llm_security_analyzer".into(), Value::Bool(true));
                 }
                 d.insert("system_prompt_kwargs".into(), Value::Object(kw));
+                if let Some(i) = inner {
+                    self.run(i, &Value::Object(d))
+                }
+            }
+            Sem::DecryptMcpConfig => {
+                let Value::Object(m) = v else { return };
+                let mut d = m.clone();
+                match d.remove("encrypted_mcp_config") {
+                    None => match d.get("mcp_config") {
+                        None | Some(Value::Null) => {}
+                        Some(Value::Object(c)) => {
+                            if mcp_decrypt_would_raise(c) {
+                                // raises only if the server has a cipher
+                                self.unjudged(&short());
+                            }
+                        }
+                        Some(_) => {
+                            self.err(
+                                "value_error",
+                                "Value error, mcp_config must be a dictionary when provided",
+                            );
+                            return;
+                        }
+                    },
+                    Some(Value::String(_)) => self.unjudged(&short()),
+                    Some(_) => {
+                        self.err(
+                            "value_error",
+                            "Value error, encrypted_mcp_config must be a string when provided",
+                        );
+                        return;
+                    }
+                }
                 if let Some(i) = inner {
                     self.run(i, &Value::Object(d))
                 }
@@ -1424,5 +1453,21 @@ pub mod scalar {
                 "Input should be a valid UUID, invalid character",
             ))
         }
+    }
+}
+
+/// Whether 1.29.3's `_decrypt_mcp_secret_values` raises on this `mcp_config`
+/// (it runs only when the server has a cipher): `mcpServers` present and not
+/// a dict, or a server, or a server's `env`/`headers`, not a dict.
+fn mcp_decrypt_would_raise(config: &Map) -> bool {
+    match config.get("mcpServers") {
+        None => false,
+        Some(Value::Object(servers)) => servers.iter().any(|(_, server)| match server {
+            Value::Object(s) => ["env", "headers"]
+                .iter()
+                .any(|k| s.get(k).is_some_and(|x| !x.is_object())),
+            _ => true,
+        }),
+        Some(_) => true,
     }
 }

@@ -77,6 +77,10 @@ pub enum Sem {
     SystemPromptFields,
     /// `Agent._add_security_prompt_as_default`.
     SecurityPromptDefault,
+    /// `AgentBase._decrypt_mcp_config` (1.29.3): `encrypted_mcp_config`
+    /// dropped (a non-str is an error; a str is decrypted only with the
+    /// server's cipher: not judged), a non-dict `mcp_config` an error.
+    DecryptMcpConfig,
     /// Not encoded: "cannot judge".
     Opaque,
 }
@@ -465,6 +469,7 @@ impl<'a> Compiler<'a> {
                     "null_to_empty_dict" => Sem::NullToEmptyDict,
                     "hooks_input" => Sem::HooksInput(strings(m, "fields")),
                     "security_prompt_default" => Sem::SecurityPromptDefault,
+                    "decrypt_mcp_config" => Sem::DecryptMcpConfig,
                     "tags" => {
                         Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
                     }

@@ -1,8 +1,13 @@
-//! Hand-built conversation folders for tests.
+//! What the integration tests share: hand-built conversation folders,
+//! copies of the fixtures, running the binary (and `repair`/`undo` with a
+//! backup directory), and reading folders back.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -135,15 +140,27 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// The repository's root.
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fixture's store folder, `fixtures/<name>`.
+pub fn fixture(name: &str) -> PathBuf {
+    repo().join("fixtures").join(name)
+}
+
+/// Copy a fixture's conversation folder(s) into `to` (made if missing).
+pub fn copy_fixture(name: &str, to: &Path) {
+    copy_tree(&fixture(name), to);
+}
+
 /// A fixture's store folder (`fixtures/<name>`) copied into a temp dir;
 /// returns (tempdir guard, store path, conversation path).
 pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name);
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join(name);
-    copy_tree(&src, &store);
+    copy_fixture(name, &store);
     let conv = fs::read_dir(&store)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -169,15 +186,84 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
     out
 }
 
-/// Run the built binary; returns (exit code, stdout, stderr).
-pub fn run(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor"));
-    cmd.args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("CONVO_DOCTOR_RUN_ID");
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
+/// Every file below `dir` (links aside) by its path relative to `dir`,
+/// with its bytes.
+pub fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap();
+            (
+                rel.to_str().unwrap().to_string(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A path as the `&str` an argument list takes.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+pub fn chmod(p: &Path, mode: u32) {
+    fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The permission bits of `p` (not following a link).
+pub fn mode(p: &Path) -> u32 {
+    fs::symlink_metadata(p).unwrap().mode() & 0o7777
+}
+
+/// The entries of `dir` whose names start with `prefix`, sorted.
+pub fn named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The `event-*` files of a conversation, sorted by name.
+pub fn event_files(conv: &Path) -> Vec<PathBuf> {
+    named(&conv.join("events"), "event-")
+}
+
+/// The event file of a conversation at `index` (`event-000NN-…`).
+pub fn event_at(conv: &Path, index: usize) -> PathBuf {
+    let found = named(&conv.join("events"), &format!("event-{index:05}-"));
+    assert_eq!(found.len(), 1, "event {index}: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// Whether `program` is on PATH.
+pub fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The built binary, as a command: no colour, and no run id from the
+/// environment of the test run.
+pub fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_convo-doctor"));
+    cmd.env("NO_COLOR", "1").env_remove("CONVO_DOCTOR_RUN_ID");
+    cmd
+}
+
+/// Run `cmd` to its end; returns (exit code, stdout, stderr).
+pub fn output(cmd: &mut Command) -> (i32, String, String) {
     let out = cmd.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
@@ -186,19 +272,66 @@ pub fn run(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
     )
 }
 
-/// The `event-*` files of a conversation, sorted by name.
-pub fn event_files(conv: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(conv.join("events"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("event-")
-        })
+/// Run the built binary; returns (exit code, stdout, stderr).
+pub fn run(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
+    output(bin().args(args).envs(envs.iter().copied()))
+}
+
+/// Run the built binary in `dir` (relative paths, such as `fixtures/…`
+/// from the repository's root, are read from there).
+pub fn run_in(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
+    output(bin().args(args).envs(envs.iter().copied()).current_dir(dir))
+}
+
+/// `repair [extra…] --backup-dir BACKUPS PATH`, its run named `run_id`
+/// (debug builds honour CONVO_DOCTOR_RUN_ID) or, with None, by the binary.
+pub fn repair(
+    path: &Path,
+    backups: &Path,
+    extra: &[&str],
+    run_id: Option<&str>,
+) -> (i32, String, String) {
+    let mut args = vec!["repair"];
+    args.extend(extra);
+    args.extend(["--backup-dir", s(backups), s(path)]);
+    let env: Vec<(&str, &str)> = run_id
+        .map(|id| ("CONVO_DOCTOR_RUN_ID", id))
+        .into_iter()
         .collect();
-    v.sort();
-    v
+    run(&args, &env)
+}
+
+/// `undo --backup-dir BACKUPS RUN_ID`.
+pub fn undo(backups: &Path, run_id: &str) -> (i32, String, String) {
+    run(&["undo", "--backup-dir", s(backups), run_id], &[])
+}
+
+/// Take the SDK's event-log lock (`events/.eventlog.lock`, created if
+/// missing) as a writer would; held until the file is dropped.
+pub fn hold_event_log_lock(conv: &Path) -> fs::File {
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(conv.join("events/.eventlog.lock"))
+        .unwrap();
+    f.lock().unwrap();
+    f
+}
+
+/// An agent-server lease on the conversation (owner_lease.json) held by
+/// another host's process `pid`, expiring in ten minutes.
+pub fn live_lease(conv: &Path, pid: u32) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    fs::write(
+        conv.join("owner_lease.json"),
+        format!(
+            r#"{{"owner_instance_id":"x","generation":1,"expires_at":{},"owner_host":"another-host","owner_pid":{pid}}}"#,
+            now + 600.0
+        ),
+    )
+    .unwrap();
 }
