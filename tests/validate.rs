@@ -389,13 +389,12 @@ fn random_mutations_agree_with_the_real_releases() {
             wrong.join("\n")
         );
         assert!(unjudged * 20 < agree, "{v}: too many unjudged: {unjudged}");
-        if v.to_string() == "1.29.3" {
-            // its agent was wholly unjudged until `_decrypt_mcp_config` (a
-            // before validator on the whole agent) was encoded: 45 of 1,500
-            // cases were "not judged", and the fuzzer's one 1.29.3
-            // disagreement (`agent.tools[0]: null`) was one of that class
-            assert_eq!(unjudged, 0, "{v}: base_state.json's agent is judged");
-        }
+        // Every place these cases reach is judged: 1.29.3's agent was wholly
+        // unjudged until `_decrypt_mcp_config` (a before validator on the
+        // whole agent) was encoded (45 of 1,500 "not judged"; the fuzzer's one
+        // 1.29.3 disagreement, `agent.tools[0]: null`, was of that class), and
+        // 1.47.0's LLM until its `_coerce_inputs` source was (26 of 1,500).
+        assert_eq!(unjudged, 0, "{v}: a place these cases reach is not judged");
     }
     eprintln!("{}", report.join("\n"));
     assert!(total >= 4000, "{total}");
