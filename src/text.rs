@@ -13,6 +13,17 @@ pub fn clip(s: &str, max: usize) -> String {
 /// The length quoted values are clipped to.
 pub const QUOTE_MAX: usize = 100;
 
+/// `s` as one POSIX shell word: unchanged when it is plain, else in single
+/// quotes (a command printed for pasting: the undo hint, `undo --list`).
+pub fn shell_quote(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ mod filename_id_mismatch;
 pub mod head_lag;
 pub mod id_mismatch;
 mod index_gap;
+mod interrupted_repair;
 mod invalid_event;
 mod invalid_state;
 mod legacy_tail_hazard;
@@ -259,6 +260,7 @@ pub trait Check: Sync {
 /// Every check, in the order they run and are listed.
 pub static REGISTRY: &[&dyn Check] = &[
     &changed_during_read::ChangedDuringRead,
+    &interrupted_repair::InterruptedRepair,
     &empty_conversation::EmptyConversation,
     &unreadable_state::UnreadableState,
     &id_mismatch::IdMismatch,

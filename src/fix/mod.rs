@@ -366,6 +366,13 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         plan.left = unfixed(&plan, opts.selected);
         return plan;
     }
+    if conv.journal.exists() {
+        plan.refused = Some(
+            "a convo-doctor repair run stopped half-way through this conversation (see `interrupted-repair`): undo that run first, then repair again".into(),
+        );
+        plan.left = unfixed(&plan, opts.selected);
+        return plan;
+    }
     if conv.changed_during_read {
         plan.refused = Some(
             "the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle".into(),

@@ -15,6 +15,7 @@
 //! - verified: the bytes, owner, group and mode read back must be the planned
 //!   ones, and the directory written must still be the one at the path.
 
+use crate::store::conversation::REPAIR_JOURNAL;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -841,6 +842,34 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     run.save_manifest()
         .map_err(|e| format!("cannot write the backup manifest: {e}"))?;
+    // More than one change: between two of them the folder is neither the
+    // original nor the repair. A journal says so until the last is verified
+    // (`interrupted-repair`; `undo` removes it). Owned like the folder, 0600.
+    let journaled = staged.len() + moves.len() + creates.len() > 1;
+    if journaled {
+        let journal = serde_json::json!({
+            "run_id": run.id,
+            "backup_dir": run.dir.parent().unwrap_or(&run.dir),
+            "tool": run.manifest.tool,
+            "started": utc(SystemTime::now()).0,
+            "changes": staged.len() + moves.len() + creates.len(),
+        });
+        let owner = Owner {
+            uid: cst.st_uid,
+            gid: cst.st_gid,
+            mode: 0o600,
+        };
+        write_at(
+            &conv,
+            REPAIR_JOURNAL,
+            journal.to_string().as_bytes(),
+            Some(owner),
+            false,
+        )
+        .map_err(|e| {
+            format!("cannot write the repair journal {REPAIR_JOURNAL}: {e}; nothing was changed")
+        })?;
+    }
     crash_point("after-backup");
     let mut done = Vec::new();
     for (e, dir, name, owner) in &staged {
@@ -922,6 +951,13 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         }
         done.push(c.rel.clone());
     }
+    if journaled {
+        rfs::unlinkat(&conv, REPAIR_JOURNAL, AtFlags::empty())
+            .and_then(|_| rfs::fsync(&conv))
+            .map_err(|err| {
+                format!("every change was made and verified, but the journal {REPAIR_JOURNAL} could not be removed ({err}): remove it by hand")
+            })?;
+    }
     Ok(done)
 }
 
@@ -986,6 +1022,19 @@ pub fn undo(run: &RunDir, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)>
         .map(|e| (e.clone(), restore_one(run, e)))
         .collect();
     out.reverse();
+    // A conversation all of whose files are back as they were is no longer
+    // half-repaired: its journal (if the run was interrupted) goes too.
+    let mut seen = std::collections::BTreeSet::new();
+    for (e, _) in &out {
+        if seen.insert(e.conversation.clone())
+            && out
+                .iter()
+                .filter(|(x, _)| x.conversation == e.conversation)
+                .all(|(_, r)| !matches!(r, Restored::Refused(_)))
+        {
+            clear_interrupted(e, &manifest.run_id);
+        }
+    }
     out
 }
 
@@ -1028,6 +1077,93 @@ fn read_backup(run: &RunDir, rel: &str) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// The conversation folder a manifest entry names, opened: it must still be
+/// at the path recorded (no link, not moved) and be the same folder (device
+/// and inode) as at repair time.
+fn open_repaired_conversation(e: &ManifestEntry) -> Result<OwnedFd, String> {
+    if !e.conversation.is_absolute()
+        || std::fs::canonicalize(&e.conversation).ok().as_deref() != Some(e.conversation.as_path())
+    {
+        return Err(
+            "the conversation folder is no longer at the path recorded (a link or a moved folder on the way)".into(),
+        );
+    }
+    let conv = open_dir_path(&e.conversation)
+        .map_err(|err| format!("cannot open the conversation folder: {err}"))?;
+    if let (Some(dev), Some(ino)) = (e.conversation_dev, e.conversation_ino) {
+        match rfs::fstat(&conv) {
+            Ok(st) if (st.st_dev, st.st_ino) == (dev, ino) => {}
+            _ => {
+                return Err(
+                    "the folder at that path is not the one that was repaired (it was replaced)"
+                        .into(),
+                )
+            }
+        }
+    }
+    Ok(conv)
+}
+
+/// After `undo` restored every file of a conversation: remove the journal
+/// the run left there if it was interrupted (only a regular, single-link
+/// file naming this run), and the temp files its killed process left
+/// (`.convo-doctor-*.PID.tmp`, PID from the run id), in the folder and in
+/// `events/`. What cannot be removed is left; nothing else is touched.
+fn clear_interrupted(e: &ManifestEntry, run_id: &str) {
+    let Ok(conv) = open_repaired_conversation(e) else {
+        return;
+    };
+    let Ok(_locks) = lock_conversation(&conv) else {
+        return;
+    };
+    if let Ok((bytes, st)) = read_at(&conv, REPAIR_JOURNAL) {
+        let ours = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|j| {
+                j.get("run_id")
+                    .and_then(|r| r.as_str())
+                    .map(|r| r == run_id)
+            })
+            .unwrap_or(false);
+        if ours && st.st_nlink == 1 {
+            let _ = rfs::unlinkat(&conv, REPAIR_JOURNAL, AtFlags::empty());
+            let _ = rfs::fsync(&conv);
+        }
+    }
+    let Some(pid) = run_id
+        .rsplit('-')
+        .next()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    else {
+        return;
+    };
+    let suffix = format!(".{pid}.tmp");
+    let dirs = [
+        rfs::openat(&conv, ".", DIR_FLAGS, Mode::empty()).ok(),
+        open_dir_at(&conv, "events").ok(),
+    ];
+    for dir in dirs.into_iter().flatten() {
+        let Ok(mut rd) = rfs::Dir::read_from(&dir) else {
+            continue;
+        };
+        let mut names = Vec::new();
+        while let Some(Ok(ent)) = rd.next() {
+            let name = ent.file_name().to_string_lossy().into_owned();
+            if name.starts_with(".convo-doctor-") && name.ends_with(&suffix) {
+                names.push(name);
+            }
+        }
+        for name in names {
+            let regular = rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| st.st_mode & 0o170000 == 0o100000 && st.st_nlink == 1);
+            if regular {
+                let _ = rfs::unlinkat(&dir, name.as_str(), AtFlags::empty());
+            }
+        }
+        let _ = rfs::fsync(&dir);
+    }
+}
+
 fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
     let refuse = |why: String| Restored::Refused(why);
     if components(&e.file).is_err() || !repairable_file(&e.file) {
@@ -1039,28 +1175,10 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
             return refuse("the manifest names a rename a repair never makes".into());
         }
     }
-    if !e.conversation.is_absolute()
-        || std::fs::canonicalize(&e.conversation).ok().as_deref() != Some(e.conversation.as_path())
-    {
-        return refuse(
-            "the conversation folder is no longer at the path recorded (a link or a moved folder on the way)".into(),
-        );
-    }
-    let conv = match open_dir_path(&e.conversation) {
+    let conv = match open_repaired_conversation(e) {
         Ok(fd) => fd,
-        Err(err) => return refuse(format!("cannot open the conversation folder: {err}")),
+        Err(why) => return refuse(why),
     };
-    if let (Some(dev), Some(ino)) = (e.conversation_dev, e.conversation_ino) {
-        match rfs::fstat(&conv) {
-            Ok(st) if (st.st_dev, st.st_ino) == (dev, ino) => {}
-            _ => {
-                return refuse(
-                    "the folder at that path is not the one that was repaired (it was replaced)"
-                        .into(),
-                )
-            }
-        }
-    }
     // what undo prints passes through the run's redactor: teach it this
     // conversation's secrets first
     for state in ["base_state.json", "meta.json"] {

@@ -179,14 +179,7 @@ pub fn prune(
 }
 
 /// A word a POSIX shell reads back as itself (a hint must work when pasted).
-pub(crate) fn shell_quote(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+pub(crate) use crate::text::shell_quote;
 
 #[cfg(test)]
 mod tests {

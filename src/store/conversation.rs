@@ -17,6 +17,13 @@ use super::event::{
 };
 use super::fsread::{io_reason, read_listed_regular, read_regular};
 
+/// The journal `repair` keeps in a conversation folder while it changes
+/// more than one file there, removed when the last change is verified: if it
+/// is still there, a run was interrupted half-way (`interrupted-repair`).
+/// The SDK and the agent-server never read it (they read `base_state.json`,
+/// `meta.json`, `owner_lease.json` and `events/event-*.json`).
+pub const REPAIR_JOURNAL: &str = ".convo-doctor-repair.json";
+
 /// A JSON state file (`base_state.json`, `meta.json`, `owner_lease.json`).
 #[derive(Debug)]
 pub enum Doc {
@@ -84,6 +91,10 @@ pub struct Conversation {
     pub base_state_mtime: Option<SystemTime>,
     pub meta: Doc,
     pub lease: Doc,
+    /// convo-doctor's own journal of a repair in progress
+    /// ([`REPAIR_JOURNAL`]): present only if a repair run was interrupted
+    /// (or is running now).
+    pub journal: Doc,
     pub events: EventDir,
     /// Top-level entries of the conversation folder, sorted.
     pub entries: BTreeSet<String>,
@@ -240,13 +251,18 @@ impl Conversation {
             read_doc(&dir.join("base_state.json"), "base_state.json", overlay);
         let (meta, _) = read_doc(&dir.join("meta.json"), "meta.json", overlay);
         let (lease, _) = read_doc(&dir.join("owner_lease.json"), "owner_lease.json", overlay);
-        let entries = fs::read_dir(dir)
+        let entries: BTreeSet<String> = fs::read_dir(dir)
             .map(|rd| {
                 rd.filter_map(|e| e.ok())
                     .map(|e| e.file_name().to_string_lossy().into_owned())
                     .collect()
             })
             .unwrap_or_default();
+        let journal = if entries.contains(REPAIR_JOURNAL) {
+            read_doc(&dir.join(REPAIR_JOURNAL), REPAIR_JOURNAL, overlay).0
+        } else {
+            Doc::Missing
+        };
         let events = read_events(&dir.join("events"), version, overlay);
         // A file that read as broken may just have been mid-write: if it is
         // no longer what was read, or anything else moved, say so.
@@ -267,6 +283,7 @@ impl Conversation {
             base_state_mtime,
             meta,
             lease,
+            journal,
             events,
             entries,
             changed_during_read,

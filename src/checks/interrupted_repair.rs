@@ -1,0 +1,91 @@
+//! `interrupted-repair` (error): a convo-doctor repair run stopped half-way
+//! through this conversation (its journal is still there).
+
+use serde_json::Value;
+
+use super::{Check, Ctx, Finding, Repair, Severity};
+use crate::store::conversation::{Doc, REPAIR_JOURNAL};
+
+pub struct InterruptedRepair;
+
+impl Check for InterruptedRepair {
+    fn id(&self) -> &'static str {
+        "interrupted-repair"
+    }
+
+    fn summary(&self) -> &'static str {
+        "a convo-doctor repair run stopped half-way through this conversation: undo it, then repair again"
+    }
+
+    fn explain(&self) -> &'static str {
+        "\
+What it finds
+  The journal `.convo-doctor-repair.json` in the conversation folder.
+  `repair` writes it (after every backup copy is made and verified, before
+  the first change) when it changes more than one file of a conversation,
+  and removes it once the last change is verified. If it is still there,
+  the run was killed, lost power, or stopped on an error between two of its
+  changes (or it is running right now).
+
+Why it matters
+  A quarantine takes several steps (the bad file out, later files
+  renumbered, its child re-linked, an orphaned tool call answered): a
+  folder stopped between two of them is neither the original nor the
+  repair. It may load, but the tool call may be left unanswered (the agent
+  would run it again on resume) or a child may point at an event not yet
+  written. Repairing such a folder afresh would build on the half-made
+  state and give another result than the planned repair.
+
+Repair
+  None automatic: `repair` refuses this conversation. The journal names
+  the run and its backup folder; `convo-doctor undo --backup-dir DIR RUN`
+  puts every file back as it was before that run (name for name, byte for
+  byte) and removes the journal; run `repair` again afterwards. The SDK
+  never reads the journal: it is safe to leave while deciding."
+    }
+
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "undo the interrupted run (`convo-doctor undo --backup-dir DIR RUN`, as the finding says), then repair again",
+        )
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
+        let journal = &ctx.conv.journal;
+        if !journal.exists() {
+            return;
+        }
+        let field = |k: &str| {
+            journal
+                .value()
+                .and_then(|j| j.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let run = field("run_id").filter(|id| crate::fix::persist::valid_run_id(id));
+        let dir = field("backup_dir").filter(|d| !d.is_empty() && d.len() <= 4096);
+        let how = match (&run, &dir) {
+            (Some(run), Some(dir)) => format!(
+                "`convo-doctor undo --backup-dir {} {run}` puts every file back as it was before that run",
+                crate::text::shell_quote(&ctx.redactor.redact(dir))
+            ),
+            (Some(run), None) => format!(
+                "`convo-doctor undo {run}` (with the --backup-dir that run used) puts every file back as it was"
+            ),
+            _ => "the journal does not say which run: `convo-doctor undo --list` shows the runs kept".into(),
+        };
+        let what = match (journal, &run) {
+            (Doc::Unreadable(_), _) => " (the journal is unreadable)".to_string(),
+            (_, Some(run)) => format!(" (run {run})"),
+            _ => String::new(),
+        };
+        out.push(Finding::new(
+            self.id(),
+            Severity::Error,
+            REPAIR_JOURNAL,
+            format!(
+                "a convo-doctor repair{what} stopped half-way through this conversation: some of its changes were made, some not; {how}; then repair again"
+            ),
+        ));
+    }
+}

@@ -1,0 +1,191 @@
+//! A repair run killed between two of its changes (found by
+//! bench/kill_campaign.py: a quarantine killed after the bad file left but
+//! before the AgentErrorEvent answering its tool call was written, then
+//! repaired afresh, closed the gap instead and left the call unanswered).
+//! Now the run keeps a journal in the folder until its last change is
+//! verified: `diagnose` reports `interrupted-repair`, `repair` refuses the
+//! folder, and `undo` (the command the finding prints) puts it back and
+//! removes the journal, after which a repair gives the planned result.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{files, fixture_copy, repair, run, s, undo};
+use serde_json::Value;
+
+const JOURNAL: &str = ".convo-doctor-repair.json";
+
+fn findings(conv: &Path) -> Vec<Value> {
+    let (_, out, _) = run(&["diagnose", "--format", "json", s(conv)], &[]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    doc["conversations"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The reference: the same fixture repaired in one go.
+fn repaired_in_one_go(name: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let (tmp, store, conv) = fixture_copy(name);
+    let (code, out, err) = repair(&store, &tmp.path().join("b"), &["--unsafe-fixes"], None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        !conv.join(JOURNAL).exists(),
+        "a finished run leaves no journal"
+    );
+    files(&conv)
+}
+
+#[test]
+fn a_quarantine_killed_half_way_is_reported_refused_and_undone_by_the_printed_command() {
+    let reference = repaired_in_one_go("empty-event");
+    let (tmp, store, conv) = fixture_copy("empty-event");
+    let before = files(&conv);
+    let backups = tmp.path().join("my backups");
+    // killed after the empty observation left events/, before its answer
+    // was written (the state the kill campaign found)
+    let (code, _, _) = run(
+        &[
+            "repair",
+            "--unsafe-fixes",
+            "--backup-dir",
+            s(&backups),
+            s(&store),
+        ],
+        &[
+            ("CONVO_DOCTOR_RUN_ID", "20261130T000000Z-4242"),
+            ("CONVO_DOCTOR_CRASH_AT", "after-quarantine"),
+        ],
+    );
+    assert_ne!(code, 0, "the process was aborted");
+    assert_ne!(files(&conv), before, "it had changed something");
+    let journal: Value = serde_json::from_slice(&fs::read(conv.join(JOURNAL)).unwrap()).unwrap();
+    assert_eq!(journal["run_id"], "20261130T000000Z-4242");
+
+    // diagnose says so, with a command that can be pasted
+    let f = findings(&conv);
+    let hit = f
+        .iter()
+        .find(|f| f["check"] == "interrupted-repair")
+        .unwrap_or_else(|| panic!("{f:?}"));
+    assert_eq!(hit["severity"], "error");
+    let msg = hit["message"].as_str().unwrap();
+    let cmd = msg
+        .split('`')
+        .find(|part| part.starts_with("convo-doctor undo"))
+        .unwrap_or_else(|| panic!("{msg}"));
+    assert!(
+        cmd.contains("'"),
+        "the backup dir with a space is quoted: {cmd}"
+    );
+
+    // repair refuses the folder and changes nothing
+    let half = files(&conv);
+    let (code, out, _) = repair(&store, &tmp.path().join("b2"), &["--unsafe-fixes"], None);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("stopped half-way"), "{out}");
+    assert_eq!(files(&conv), half, "a refused repair changed something");
+
+    // the printed command, run by a shell, puts everything back
+    let sh = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd.replacen(
+            "convo-doctor",
+            &format!("'{}'", env!("CARGO_BIN_EXE_convo-doctor")),
+            1,
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        sh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sh.stdout)
+    );
+    assert_eq!(
+        files(&conv),
+        before,
+        "undo is exact and removes the journal"
+    );
+
+    // and a repair now gives what one run would have given
+    let (code, out, err) = repair(&store, &tmp.path().join("b3"), &["--unsafe-fixes"], None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(files(&conv), reference);
+}
+
+/// A repair that changes one file (one atomic rename) needs no journal: a
+/// kill leaves the old file or the new one, and a second run finishes it.
+#[test]
+fn a_single_change_repair_keeps_no_journal() {
+    let (tmp, store, conv) = fixture_copy("false-root");
+    let (code, _, _) = run(
+        &[
+            "repair",
+            "--backup-dir",
+            s(&tmp.path().join("b")),
+            s(&store),
+        ],
+        &[("CONVO_DOCTOR_CRASH_AT", "after-backup")],
+    );
+    assert_ne!(code, 0);
+    assert!(!conv.join(JOURNAL).exists());
+    assert!(!findings(&conv)
+        .iter()
+        .any(|f| f["check"] == "interrupted-repair"));
+}
+
+/// `undo` of one run leaves a journal that names another run alone (that
+/// run's folder is still half-made), and so does a folder whose undo was
+/// refused.
+#[test]
+fn undo_removes_only_its_own_runs_journal() {
+    let (tmp, store, conv) = fixture_copy("empty-event");
+    let backups = tmp.path().join("b");
+    let (code, out, err) = repair(
+        &store,
+        &backups,
+        &["--unsafe-fixes"],
+        Some("20261130T000000Z-1"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let foreign = r#"{"run_id":"20261130T000001Z-2","backup_dir":"/elsewhere"}"#;
+    fs::write(conv.join(JOURNAL), foreign).unwrap();
+    let (code, out, err) = undo(&backups, "20261130T000000Z-1");
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(fs::read_to_string(conv.join(JOURNAL)).unwrap(), foreign);
+}
+
+/// A temp file the killed run left (`.convo-doctor-NAME.PID.tmp`, PID from
+/// the run id) goes with `undo`; one of another process stays.
+#[test]
+fn undo_removes_the_temp_files_of_the_killed_run() {
+    let (tmp, store, conv) = fixture_copy("empty-event");
+    let before = files(&conv);
+    let backups = tmp.path().join("b");
+    let (code, _, _) = run(
+        &[
+            "repair",
+            "--unsafe-fixes",
+            "--backup-dir",
+            s(&backups),
+            s(&store),
+        ],
+        &[
+            ("CONVO_DOCTOR_RUN_ID", "20261130T000000Z-4243"),
+            ("CONVO_DOCTOR_CRASH_AT", "after-quarantine"),
+        ],
+    );
+    assert_ne!(code, 0);
+    let ours = conv.join("events/.convo-doctor-event-00003-x.json.4243.tmp");
+    let other = conv.join("events/.convo-doctor-event-00003-x.json.999.tmp");
+    fs::write(&ours, "partial").unwrap();
+    fs::write(&other, "someone else's").unwrap();
+    let (code, out, err) = undo(&backups, "20261130T000000Z-4243");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!ours.exists());
+    assert!(other.exists());
+    fs::remove_file(&other).unwrap();
+    assert_eq!(files(&conv), before, "no journal, no temp file left");
+}
