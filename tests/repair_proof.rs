@@ -531,3 +531,168 @@ fn meta_repairs_are_what_the_real_servers_need() {
     let c = &doc["controls_unrepaired"]["fat-meta-divergence"]["agent_server_1_33_0"];
     assert_ne!(c["base_state_llm_before"], c["base_state_llm_after"], "{c}");
 }
+
+/// The `fixtures/validation/` entries: (case name, its manifest row).
+fn validation_cases() -> Vec<(String, Value)> {
+    load("validation/manifest.json")["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c.clone()))
+        .collect()
+}
+
+/// Names of the validation cases recorded under `section` of repairs.json
+/// (fixture `validation/<case>`).
+fn proven_validation(doc: &Value, section: &str, variant: &str) -> Vec<String> {
+    let mut out: Vec<String> = doc[section]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["variant"] == variant)
+        .filter_map(|e| e["fixture"].as_str()?.strip_prefix("validation/"))
+        .map(String::from)
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every damaged-content folder of fixtures/validation/ for which
+/// `repair --dry-run --unsafe-fixes` plans an invalid-event quarantine is in
+/// the proof (made with `--unsafe-fixes`, listed and untouched without), and
+/// no other: a new damage case or a planner change cannot slip past it.
+#[test]
+fn every_planned_invalid_event_quarantine_is_proven() {
+    let mut planned = Vec::new();
+    for (name, _) in validation_cases() {
+        let (_t, store, _conv) = fixture_copy(&format!("validation/{name}"));
+        let (code, out, err) = run(
+            &[
+                "repair",
+                "--dry-run",
+                "--unsafe-fixes",
+                store.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(code == 0 || code == 1, "{name}: exit {code}: {out}{err}");
+        let quarantines = out
+            .lines()
+            .any(|l| l.contains("[invalid-event]") && l.contains(": quarantine event "));
+        if code == 1 && quarantines {
+            planned.push(name);
+        }
+    }
+    planned.sort();
+    let doc = load("repairs.json");
+    assert!(planned.len() >= 10, "{planned:?}");
+    assert_eq!(
+        proven_validation(&doc, "repairs", "unsafe-fixes"),
+        planned,
+        "proven with --unsafe-fixes"
+    );
+    assert_eq!(
+        proven_validation(&doc, "listed_unsafe", "safe-only"),
+        planned,
+        "listed, not made, without --unsafe-fixes"
+    );
+}
+
+/// The event file ids of `conv` whose bytes differ from the same file in
+/// `base` (the undamaged real-SDK folder the case was made from).
+fn damaged_files(base: &Path, conv: &Path) -> Vec<String> {
+    let (a, b) = (event_bytes(base), event_bytes(conv));
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{}",
+        conv.display()
+    );
+    a.into_iter()
+        .filter(|(rel, bytes)| b[rel] != *bytes)
+        .map(|(rel, _)| rel)
+        .collect()
+}
+
+/// Against the real SDK on both sides: the quarantine takes exactly the
+/// event the damage edited (no other file leaves), and the branch 1.58.2
+/// loads after the repair is the branch it loaded from the undamaged
+/// folder, less that event (plus the AgentErrorEvent the repair wrote to
+/// answer a quarantined observation's call). Where 1.58.2 already loaded
+/// the damaged folder (the refused event was off its branch), its branch is
+/// unchanged by the repair.
+#[test]
+fn the_quarantine_takes_only_the_refused_event_off_the_branch() {
+    let doc = load("repairs.json");
+    let man = load("manifest.json");
+    let cases: BTreeMap<String, Value> = validation_cases().into_iter().collect();
+    let judge = doc["judge"]["openhands-sdk"].as_str().unwrap();
+    let mut seen = 0;
+    for e in doc["repairs"].as_array().unwrap() {
+        let Some(name) = e["fixture"].as_str().unwrap().strip_prefix("validation/") else {
+            continue;
+        };
+        seen += 1;
+        let case = &cases[name];
+        let base_name = case["base"].as_str().unwrap();
+        let cid = case["path"].as_str().unwrap().split('/').nth(1).unwrap();
+        let base = fixtures_dir().join(base_name).join(cid);
+        let damaged = fixtures_dir().join("validation").join(name).join(cid);
+        let edited = damaged_files(&base, &damaged);
+        assert_eq!(edited.len(), 1, "{name}: {edited:?}");
+        let quarantined: Vec<&str> = e["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["quarantined"] == true)
+            .map(|m| m["file"].as_str().unwrap())
+            .filter(|f| f.starts_with("events/event-"))
+            .collect();
+        assert_eq!(quarantined, edited, "{name}");
+        let gone = name_id(&edited[0]).unwrap();
+
+        // the release that judged the repaired folder, on the damaged one
+        let before = &case["sdk_verdicts"][judge];
+        let after = &e["sdk_verdict_after"];
+        let after_ids = strs(&after["active_branch_ids"]);
+        if before["loads"] == true {
+            assert_eq!(
+                after["active_branch_ids"], before["active_branch_ids"],
+                "{name}: 1.58.2 loaded it before; the repair changed its branch"
+            );
+            continue;
+        }
+        assert_eq!(before["error"]["type"], "ValidationError", "{name}");
+        let undamaged = man["fixtures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == base_name)
+            .expect("base fixture in the manifest");
+        let base_ids = strs(&undamaged["sdk_verdict"]["active_branch_ids"]);
+        let want: Vec<&str> = base_ids.iter().copied().filter(|i| *i != gone).collect();
+        let kept: Vec<&str> = after_ids
+            .iter()
+            .copied()
+            .filter(|i| base_ids.contains(i))
+            .collect();
+        assert_eq!(
+            kept, want,
+            "{name}: the branch lost more than the refused event"
+        );
+        let written: Vec<&str> = e["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["sha256_before"].is_null())
+            .filter_map(|f| name_id(f["file"].as_str().unwrap()))
+            .collect();
+        for i in after_ids.iter().filter(|i| !base_ids.contains(i)) {
+            assert!(
+                written.contains(i),
+                "{name}: {i} on the branch is neither old nor written by the repair"
+            );
+        }
+    }
+    assert!(seen >= 10, "validation quarantines proven: {seen}");
+}
