@@ -189,3 +189,55 @@ fn undo_removes_the_temp_files_of_the_killed_run() {
     fs::remove_file(&other).unwrap();
     assert_eq!(files(&conv), before, "no journal, no temp file left");
 }
+
+/// `undo` gives a file back its modification time with its bytes. The kill
+/// campaign found that without it a repair after an undo could not repair
+/// `head-lag` again: its guard reads "the events below the HEAD are newer
+/// than base_state.json" as crash evidence, and a restore stamped "now"
+/// made base_state.json the newest file.
+#[test]
+fn undo_restores_modification_times_so_the_evidence_survives() {
+    use std::time::{Duration, SystemTime};
+    let (tmp, store, conv) = fixture_copy("head-lag");
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let stamp = |p: &Path, t: SystemTime| {
+        fs::File::options()
+            .append(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap()
+    };
+    for (rel, _) in files(&conv) {
+        stamp(&conv.join(&rel), t0);
+    }
+    // fixtures/gen/prove_repairs.py MTIME_STORY: the lagging event file is
+    // written 2 s after base_state.json's last autosave
+    stamp(&common::event_at(&conv, 4), t0 + Duration::from_secs(2));
+    let mtimes = || -> Vec<(String, SystemTime)> {
+        files(&conv)
+            .into_keys()
+            .map(|rel| {
+                let m = fs::metadata(conv.join(&rel)).unwrap().modified().unwrap();
+                (rel, m)
+            })
+            .collect()
+    };
+    let before = (files(&conv), mtimes());
+    let backups = tmp.path().join("b");
+    let (code, out, err) = repair(&store, &backups, &[], Some("20261130T000000Z-7"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("[head-lag]"), "{out}");
+    let repaired = files(&conv);
+    assert_ne!(repaired, before.0);
+    let (code, out, err) = undo(&backups, "20261130T000000Z-7");
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        (files(&conv), mtimes()),
+        before,
+        "bytes and mtimes are back"
+    );
+    let (code, out, err) = repair(&store, &tmp.path().join("b2"), &[], None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(files(&conv), repaired, "the same repair again");
+}

@@ -116,6 +116,11 @@ pub struct ManifestEntry {
     /// removes it if it still holds `sha256_after`; `sha256_before` is empty.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub created: bool,
+    /// The original's modification time (seconds, nanoseconds): `undo` puts
+    /// it back with the bytes (the `head-lag` guard reads mtimes as crash
+    /// evidence, which a restore stamped "now" would erase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<(i64, i64)>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Default)]
@@ -198,7 +203,7 @@ fn still_as_read(
     rel: &str,
     planned: &[u8],
     verb: &str,
-) -> Result<(OwnedFd, String, Owner), String> {
+) -> Result<(OwnedFd, String, Owner, (i64, i64)), String> {
     let (dir, name) = open_parent(conv, rel).map_err(|err| format!("{rel}: {err}"))?;
     let (now, st) = read_at(&dir, &name).map_err(|err| format!("{rel}: {err}"))?;
     if now != planned {
@@ -227,7 +232,7 @@ fn still_as_read(
             owner.uid
         ));
     }
-    Ok((dir, name, owner))
+    Ok((dir, name, owner, (st.st_mtime, st.st_mtime_nsec as i64)))
 }
 
 /// The directory holding `rel` below `root` (each step opened without
@@ -727,14 +732,14 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     let mut staged = Vec::new();
     for e in &plan.edits {
-        let (dir, name, owner) = still_as_read(&conv, &e.rel, &e.before, "replace")?;
-        staged.push((e, dir, name, owner));
+        let (dir, name, owner, mtime) = still_as_read(&conv, &e.rel, &e.before, "replace")?;
+        staged.push((e, dir, name, owner, mtime));
     }
     // Moves: each file must still hold the bytes planned, have one link,
     // and its new name must be free.
     let mut moves = Vec::new();
     for m in &plan.moves {
-        let (dir, name, owner) = still_as_read(&conv, &m.rel, &m.bytes, "move")?;
+        let (dir, name, owner, mtime) = still_as_read(&conv, &m.rel, &m.bytes, "move")?;
         let to_name = match &m.to {
             Some(to) => {
                 let (tdir, tname) = open_parent(&conv, to).map_err(|err| format!("{to}: {err}"))?;
@@ -750,7 +755,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             }
             None => None,
         };
-        moves.push((m, dir, name, to_name, owner));
+        moves.push((m, dir, name, to_name, owner, mtime));
     }
     // Backups and manifest first.
     // What every manifest entry of this conversation shares; each kind of
@@ -771,8 +776,9 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         renamed_to: None,
         quarantined: false,
         created: false,
+        mtime: None,
     };
-    for (e, _, _, owner) in &staged {
+    for (e, _, _, owner, mtime) in &staged {
         let backup = format!("{ordinal:04}/{}", e.rel);
         run.backup(&backup, &e.before)
             .map_err(|err| format!("backup of {}: {err}", e.rel))?;
@@ -785,10 +791,11 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
                 .iter()
                 .find(|m| m.rel == e.rel)
                 .and_then(|m| m.to.clone()),
+            mtime: Some(*mtime),
             ..entry(&e.rel, &e.checks, owner)
         });
     }
-    for (m, _, _, _, owner) in &moves {
+    for (m, _, _, _, owner, mtime) in &moves {
         let backup = format!("{ordinal:04}/{}", m.rel);
         run.backup(&backup, &m.bytes)
             .map_err(|err| format!("backup of {}: {err}", m.rel))?;
@@ -803,6 +810,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             sha256_after: if m.to.is_some() { sha } else { String::new() },
             renamed_to: m.to.clone(),
             quarantined: m.to.is_none(),
+            mtime: Some(*mtime),
             ..entry(&m.rel, &m.checks, owner)
         });
     }
@@ -817,7 +825,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         let owner = moves
             .iter()
             .find(|(m, ..)| m.rel == c.like)
-            .map(|(.., o)| *o)
+            .map(|(.., o, _)| *o)
             .ok_or_else(|| format!("{}: no file to take the owner and mode from", c.rel))?;
         run.manifest.files.push(ManifestEntry {
             sha256_after: sha256(&c.bytes),
@@ -872,7 +880,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     crash_point("after-backup");
     let mut done = Vec::new();
-    for (e, dir, name, owner) in &staged {
+    for (e, dir, name, owner, _) in &staged {
         write_at(dir, name, &e.after, Some(*owner), true)
             .map_err(|err| format!("writing {}: {err}", e.rel))?;
         crash_point("after-rename");
@@ -897,7 +905,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     // Quarantines (their verified copies are in the backup), then renames
     // in ascending new index, never replacing a file.
-    for (m, dir, name, to, _) in &moves {
+    for (m, dir, name, to, ..) in &moves {
         let parts = components(&m.rel)?;
         match to {
             None => {
@@ -1304,10 +1312,29 @@ fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
         Ok((b, st)) if sha256(&b) == e.sha256_before && Owner::of(&st) == owner => {}
         _ => return refuse("it does not hold the original bytes and owner after restoring".into()),
     }
+    restore_mtime(&dir, &name, e);
     let parts: Vec<&str> = e.file.split('/').collect();
     match still_at(&dir, &e.conversation, &parts[..parts.len() - 1]) {
         Ok(()) => Restored::Restored,
         Err(why) => refuse(why),
+    }
+}
+
+/// Give a restored file its original modification time (manifests written
+/// before it was recorded have none; the access time is left as it is).
+fn restore_mtime(dir: &OwnedFd, name: &str, e: &ManifestEntry) {
+    if let Some((sec, nsec)) = e.mtime {
+        let times = rfs::Timestamps {
+            last_access: rfs::Timespec {
+                tv_sec: 0,
+                tv_nsec: rfs::UTIME_OMIT,
+            },
+            last_modification: rfs::Timespec {
+                tv_sec: sec,
+                tv_nsec: nsec as _,
+            },
+        };
+        let _ = rfs::utimensat(dir, name, &times, AtFlags::SYMLINK_NOFOLLOW);
     }
 }
 
@@ -1340,6 +1367,7 @@ fn restore_quarantined(run: &RunDir, e: &ManifestEntry, dir: &OwnedFd, name: &st
     }
     match read_at(dir, name) {
         Ok((b, st)) if sha256(&b) == e.sha256_before && Owner::of(&st) == owner => {
+            restore_mtime(dir, name, e);
             Restored::Restored
         }
         _ => refuse("it does not hold the original bytes and owner after restoring".into()),
