@@ -26,6 +26,24 @@ fn findings(conv: &Path) -> Vec<Value> {
         .clone()
 }
 
+/// `repair --unsafe-fixes` of `store` as run `run_id`, aborted (debug
+/// builds' test hook) right after the quarantined file left `events/`;
+/// returns its exit code.
+fn killed_after_quarantine(store: &Path, backups: &Path, run_id: &str) -> i32 {
+    let args = [
+        "repair",
+        "--unsafe-fixes",
+        "--backup-dir",
+        s(backups),
+        s(store),
+    ];
+    let env = [
+        ("CONVO_DOCTOR_RUN_ID", run_id),
+        ("CONVO_DOCTOR_CRASH_AT", "after-quarantine"),
+    ];
+    run(&args, &env).0
+}
+
 /// The reference: the same fixture repaired in one go.
 fn repaired_in_one_go(name: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
     let (tmp, store, conv) = fixture_copy(name);
@@ -46,19 +64,7 @@ fn a_quarantine_killed_half_way_is_reported_refused_and_undone_by_the_printed_co
     let backups = tmp.path().join("my backups");
     // killed after the empty observation left events/, before its answer
     // was written (the state the kill campaign found)
-    let (code, _, _) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&backups),
-            s(&store),
-        ],
-        &[
-            ("CONVO_DOCTOR_RUN_ID", "20261130T000000Z-4242"),
-            ("CONVO_DOCTOR_CRASH_AT", "after-quarantine"),
-        ],
-    );
+    let code = killed_after_quarantine(&store, &backups, "20261130T000000Z-4242");
     assert_ne!(code, 0, "the process was aborted");
     assert_ne!(files(&conv), before, "it had changed something");
     let journal: Value = serde_json::from_slice(&fs::read(conv.join(JOURNAL)).unwrap()).unwrap();
@@ -164,19 +170,7 @@ fn undo_removes_the_temp_files_of_the_killed_run() {
     let (tmp, store, conv) = fixture_copy("empty-event");
     let before = files(&conv);
     let backups = tmp.path().join("b");
-    let (code, _, _) = run(
-        &[
-            "repair",
-            "--unsafe-fixes",
-            "--backup-dir",
-            s(&backups),
-            s(&store),
-        ],
-        &[
-            ("CONVO_DOCTOR_RUN_ID", "20261130T000000Z-4243"),
-            ("CONVO_DOCTOR_CRASH_AT", "after-quarantine"),
-        ],
-    );
+    let code = killed_after_quarantine(&store, &backups, "20261130T000000Z-4243");
     assert_ne!(code, 0);
     let ours = conv.join("events/.convo-doctor-event-00003-x.json.4243.tmp");
     let other = conv.join("events/.convo-doctor-event-00003-x.json.999.tmp");

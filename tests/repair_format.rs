@@ -428,18 +428,7 @@ fn a_live_lease_is_a_refusal_with_the_human_reason() {
         .unwrap()
         .unwrap()
         .path();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64();
-    fs::write(
-        conv.join("owner_lease.json"),
-        format!(
-            r#"{{"owner_instance_id":"x","generation":1,"expires_at":{},"owner_host":"another-host","owner_pid":12345}}"#,
-            now + 600.0
-        ),
-    )
-    .unwrap();
+    common::live_lease(&conv, 12345);
     let before = snapshot(&store);
     let b = tmp.path().join("b");
     let (hcode, human, _) = run(&["repair", "--backup-dir", s(&b), s(&store)], &[]);
