@@ -197,6 +197,13 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
             ),
         );
     }
+    // `repair` refuses a folder an interrupted run left half-made until that
+    // run is undone: nothing in it is fixable by `repair` as it stands.
+    if conv.journal.exists() {
+        for f in &mut findings {
+            f.fixable = false;
+        }
+    }
     let false_roots = false_root::find(ctx);
     let listed = checks::not_listed::verdict(ctx).listed;
     let redactor = ctx.redactor.clone();

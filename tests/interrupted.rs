@@ -86,6 +86,8 @@ fn a_quarantine_killed_half_way_is_reported_refused_and_undone_by_the_printed_co
         cmd.contains("'"),
         "the backup dir with a space is quoted: {cmd}"
     );
+    // nothing is called fixable while `repair` would refuse the folder
+    assert!(f.iter().all(|f| f["fixable"] == false), "{f:?}");
 
     // repair refuses the folder and changes nothing
     let half = files(&conv);
