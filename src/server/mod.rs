@@ -668,22 +668,23 @@ fn search_reads(conv: &Conversation, inp: &Inputs, via: &str) -> Verdict {
         "this folder's own meta.json record is dropped, but folder `{}` has a meta.json with this id, which the catalog keeps; the search reads this folder's base_state.json",
         q(via)
     );
-    let bad =
-        match &conv.base_state {
-            Doc::Missing => return Verdict::hidden(
+    let bad = match &conv.base_state {
+        Doc::Missing => {
+            return Verdict::hidden(
                 "no-base-state",
                 "base_state.json",
                 format!(
                     "{whose}, which does not exist: search skips the row (count still counts it)"
                 ),
                 SEARCH,
-            ),
-            Doc::Unreadable(u) => Some(format!("it cannot be read as JSON ({u})")),
-            Doc::Present(v) => status_problem(v)
-                .map(|p| format!("its `execution_status` {p}"))
-                .or_else(|| state_problem(v))
-                .or_else(|| inp.state_invalid.clone()),
-        };
+            )
+        }
+        Doc::Unreadable(u) => Some(format!("it cannot be read as JSON ({u})")),
+        Doc::Present(v) => status_problem(v)
+            .map(|p| format!("its `execution_status` {p}"))
+            .or_else(|| state_problem(v))
+            .or_else(|| inp.state_invalid.clone()),
+    };
     if let Some(p) = bad {
         let mut v = Verdict::hidden(
             "breaks-search",
@@ -694,6 +695,13 @@ fn search_reads(conv: &Conversation, inp: &Inputs, via: &str) -> Verdict {
         v.breaks_search = true;
         return v;
     }
+    if let Some(v) = conv
+        .base_state
+        .value()
+        .and_then(|st| state_id_elsewhere(st, &conv.folder, q))
+    {
+        return v;
+    }
     Verdict::new(
         Some(true),
         "listed",
@@ -701,6 +709,30 @@ fn search_reads(conv: &Conversation, inp: &Inputs, via: &str) -> Verdict {
         format!("{whose}: listed, with that folder's title and dates"),
         SEARCH,
     )
+}
+
+/// 1.37+ composes a row as `ConversationInfo(**state.model_dump(), ...)`: its
+/// id is base_state.json's `id`, not the catalog's. When that is another UUID,
+/// the list shows a row under that id and never this folder (found by
+/// fixtures/gen/listing_fuzz.py; 1.43.1, 1.47.0 and 1.58.2 agree).
+fn state_id_elsewhere(state: &Value, id: &str, q: &dyn Fn(&str) -> String) -> Option<Verdict> {
+    let sid = state
+        .get("id")
+        .and_then(Value::as_str)
+        .and_then(json_uuid)?;
+    (sid != id).then(|| {
+        Verdict::hidden(
+            "state-id-elsewhere",
+            "base_state.json",
+            format!(
+                "base_state.json carries the id `{}`: the row is composed from the state, so the list shows a conversation `{}` (opening it reads folder `{}`), never this one",
+                q(&sid),
+                q(&sid),
+                q(&sid)
+            ),
+            SEARCH,
+        )
+    })
 }
 
 /// Judge one folder for one release.
@@ -934,6 +966,9 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
                     SEARCH,
                 );
                 v.breaks_search = true;
+                return v;
+            }
+            if let Some(v) = state_id_elsewhere(state, &id, q) {
                 return v;
             }
             Verdict::new(
