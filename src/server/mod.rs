@@ -280,7 +280,6 @@ fn is_subagent(dir: &Path) -> bool {
 
 #[derive(Clone, Copy)]
 enum Ty {
-    Str,
     StrOrNull,
     UuidOrNull,
     Bool,
@@ -291,6 +290,7 @@ enum Ty {
     ListOrNull,
     StrMap,
     Tags,
+    SpanName,
     Kinded,
     KindedOrNull,
     DateTime,
@@ -299,7 +299,6 @@ enum Ty {
 impl Ty {
     fn what(self) -> &'static str {
         match self {
-            Ty::Str => "a string",
             Ty::StrOrNull => "a string or null",
             Ty::UuidOrNull => "a UUID or null",
             Ty::Bool => "a boolean",
@@ -312,6 +311,7 @@ impl Ty {
             Ty::Tags => {
                 "null or tags (lowercase alphanumeric keys, strings of at most 256 characters)"
             }
+            Ty::SpanName => "null or a span name (1 to 128 of `A-Za-z0-9._:/-`)",
             Ty::Kinded => "an object with a `kind`",
             Ty::KindedOrNull => "an object with a `kind` or null",
             Ty::DateTime => "a datetime pydantic accepts",
@@ -333,7 +333,7 @@ const META_FIELDS: &[(&str, Ty, (u32, u32, u32))] = &[
     ("parent_conversation_id", Ty::UuidOrNull, (1, 38, 0)),
     ("title_llm_profile", Ty::StrOrNull, (0, 0, 0)),
     ("user_id", Ty::StrOrNull, (0, 0, 0)),
-    ("observability_span_name", Ty::Str, (1, 33, 0)),
+    ("observability_span_name", Ty::SpanName, (1, 33, 0)),
     (
         "observability_parent_span_context",
         Ty::StrOrNull,
@@ -425,7 +425,6 @@ fn meta_problem(meta: &Value, version: Version) -> Option<String> {
             continue;
         }
         let ok = match ty {
-            Ty::Str => v.is_string(),
             Ty::StrOrNull => v.is_string() || v.is_null(),
             Ty::UuidOrNull => v.is_null() || v.as_str().is_some_and(|s| json_uuid(s).is_some()),
             Ty::Bool => py_bool(v),
@@ -447,6 +446,16 @@ fn meta_problem(meta: &Value, version: Version) -> Option<String> {
                                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
                                 && x.as_str().is_some_and(|s| s.chars().count() <= 256)
                         })
+                    })
+            }
+            // `_validate_observability_span_name` (sdk/conversation/types.py)
+            Ty::SpanName => {
+                v.is_null()
+                    || v.as_str().is_some_and(|s| {
+                        !s.is_empty()
+                            && s.chars().count() <= 128
+                            && s.bytes()
+                                .all(|b| b.is_ascii_alphanumeric() || b"._:/-".contains(&b))
                     })
             }
             Ty::Kinded => v.get("kind").is_some_and(Value::is_string),
@@ -1121,6 +1130,15 @@ mod tests {
         let base: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         assert_eq!(meta_problem(&base, Version::new(1, 58, 2)), None);
         let table: &[(&str, &str, bool)] = &[
+            ("observability_span_name", r#""""#, false),
+            ("observability_span_name", r#"null"#, true),
+            ("observability_span_name", r#""a b""#, false),
+            (
+                "observability_span_name",
+                &format!("\"{}\"", "x".repeat(129)),
+                false,
+            ),
+            ("observability_span_name", r#""my.span:1/x-y""#, true),
             ("conversation_id", r#""""#, false),
             ("conversation_id", r#""x""#, false),
             ("tags", r#"null"#, true),
