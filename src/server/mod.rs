@@ -356,6 +356,7 @@ const META_FIELDS: &[(&str, Ty, (u32, u32, u32))] = &[
     ("launched_agent_profile", Ty::ObjectOrNull, (0, 0, 0)),
     ("initial_message", Ty::ObjectOrNull, (0, 0, 0)),
     ("worktree_options", Ty::ObjectOrNull, (1, 58, 0)),
+    ("agent_launch_additions", Ty::ObjectOrNull, (1, 38, 0)),
     ("client_tools", Ty::List, (0, 0, 0)),
     ("agent_definitions", Ty::List, (0, 0, 0)),
     ("observability_tags", Ty::List, (0, 0, 0)),
