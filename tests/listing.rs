@@ -132,6 +132,7 @@ fn both_outcomes_and_every_reason_are_covered() {
         "no-base-state",
         "breaks-search",
         "state-id-elsewhere",
+        "breaks-sort",
     ] {
         assert!(rules.contains(r), "no fixture decided by `{r}`: {rules:?}");
     }
@@ -204,11 +205,21 @@ fn reports_carry_listed_and_never_call_a_hidden_one_clean() {
         let r = analyze(&dir, folder.clone(), &opts);
         assert_eq!(r.listed, Some(real), "{store}/{folder} by {rel}");
         let hidden_finding = r.findings.iter().any(|f| f.check == "not-listed");
+        // a listed row that makes the whole search fail is an error too
+        let sort_breaker = real && case == "naive-created-at";
         assert_eq!(
-            hidden_finding, !real,
+            hidden_finding,
+            !real || sort_breaker,
             "{store}/{folder} by {rel}: {:?}",
             r.findings
         );
+        if sort_breaker {
+            assert_eq!(
+                r.worst(),
+                Some(Severity::Error),
+                "{store}/{folder} by {rel}"
+            );
+        }
         if !real {
             assert!(
                 r.worst() >= Some(Severity::Warning),

@@ -93,6 +93,9 @@ What it finds
     not JSON, or with an `execution_status` that is not a valid status;
     valid JSON that is not a ConversationState makes the search call itself
     fail, for every conversation on the page (then the finding is an error);
+  - 1.37+: a meta.json `created_at` without a timezone next to another
+    folder's aware one: sorting the catalog raises TypeError and the search
+    fails for every conversation (an error, though this row alone composes);
   - 1.37+: base_state.json carries another UUID as its `id`: the row is
     composed from the state, so the list shows that id, never this folder;
   - 1.37+: when this folder's own record is dropped but another folder's
@@ -122,6 +125,19 @@ Repair
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let v = verdict(ctx);
+        if v.listed == Some(true) && v.breaks_search {
+            // its row composes, but it makes the whole search call fail
+            out.push(Finding::new(
+                self.id(),
+                Severity::Error,
+                v.file,
+                format!(
+                    "agent-server {} lists nothing while this folder is in the store [{}]: {} ({})",
+                    ctx.version, v.rule, v.why, v.code
+                ),
+            ));
+            return;
+        }
         if v.listed != Some(false) {
             return;
         }

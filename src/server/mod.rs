@@ -119,6 +119,10 @@ pub struct Entry {
     pub name: String,
     /// meta.json `id`, canonical hex; `None` when it cannot be read as a UUID.
     pub id: Option<String>,
+    /// meta.json `created_at` as pydantic makes it: `Some(true)` a naive
+    /// datetime (no timezone), `Some(false)` an aware one (or absent: the
+    /// default is `utc_now()`), `None` unparseable.
+    pub created_naive: Option<bool>,
 }
 
 /// The store-wide pre-pass: every folder of a conversations directory that
@@ -137,6 +141,7 @@ impl StoreIds {
         #[derive(serde::Deserialize)]
         struct IdOnly {
             id: Option<Value>,
+            created_at: Option<Value>,
         }
         let mut entries = Vec::new();
         if let Ok(rd) = std::fs::read_dir(dir) {
@@ -147,18 +152,26 @@ impl StoreIds {
                         entries.push(Entry {
                             name: e.file_name().to_string_lossy().into_owned(),
                             id: None,
+                            created_naive: None,
                         });
                     }
                     continue;
                 }
-                let id = crate::store::fsread::read_regular(&meta)
+                let doc = crate::store::fsread::read_regular(&meta)
                     .ok()
-                    .and_then(|(b, _)| serde_json::from_slice::<IdOnly>(&b).ok())
+                    .and_then(|(b, _)| serde_json::from_slice::<IdOnly>(&b).ok());
+                let created_naive = match doc.as_ref().map(|m| &m.created_at) {
+                    None => None,
+                    Some(None) => Some(false),
+                    Some(Some(v)) => py_datetime(v).map(|aware| !aware),
+                };
+                let id = doc
                     .and_then(|m| m.id)
                     .and_then(|v| v.as_str().and_then(json_uuid));
                 entries.push(Entry {
                     name: e.file_name().to_string_lossy().into_owned(),
                     id,
+                    created_naive,
                 });
             }
         }
@@ -646,28 +659,65 @@ fn rescuer(ids: &StoreIds, name: &str, era: Era, version: Version) -> Option<Str
     }
     ids.others_with(name, name)
         .into_iter()
-        .find(|e| {
-            if era == Era::CatalogUuidName && py_uuid(&e.name).is_none() {
-                return false;
-            }
-            let dir = ids.dir.join(&e.name);
-            let read = |f: &str| -> Option<Option<Value>> {
-                match std::fs::read(dir.join(f)) {
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
-                    Err(_) => None,
-                    Ok(b) => serde_json::from_slice(&b).ok().map(Some),
-                }
-            };
-            let meta_ok =
-                matches!(read("meta.json"), Some(Some(m)) if meta_problem(&m, version).is_none());
-            let state_ok = match read("base_state.json") {
-                Some(None) => true,
-                Some(Some(v)) => status_problem(&v).is_none(),
-                None => false,
-            };
-            meta_ok && state_ok
-        })
+        .find(|e| record_passes(ids, e, era, version))
         .map(|e| e.name.clone())
+}
+
+/// Whether the catalog scan (1.37+) keeps the record of another folder.
+fn record_passes(ids: &StoreIds, e: &Entry, era: Era, version: Version) -> bool {
+    if era == Era::CatalogUuidName && py_uuid(&e.name).is_none() {
+        return false;
+    }
+    let dir = ids.dir.join(&e.name);
+    let read = |f: &str| -> Option<Option<Value>> {
+        match std::fs::read(dir.join(f)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
+            Err(_) => None,
+            Ok(b) => serde_json::from_slice(&b).ok().map(Some),
+        }
+    };
+    let meta_ok = matches!(read("meta.json"), Some(Some(m)) if meta_problem(&m, version).is_none());
+    let state_ok = match read("base_state.json") {
+        Some(None) => true,
+        Some(Some(v)) => status_problem(&v).is_none(),
+        None => false,
+    };
+    meta_ok && state_ok
+}
+
+/// 1.37+ sorts every catalog record by `stored.created_at` before composing
+/// the page (`records.sort(key=...)`). A naive `created_at` (no timezone:
+/// `"2024-01-01"`, `"2024-01-01T00:00:00"`) next to an aware one makes Python
+/// raise `TypeError` (found by fixtures/gen/listing_fuzz.py): the search fails
+/// for the whole store, though this row alone composes. Blamed on the naive
+/// folder (the servers write aware dates).
+fn sort_breaks(
+    conv: &Conversation,
+    meta: &Value,
+    ids: &StoreIds,
+    era: Era,
+    inp: &Inputs,
+) -> Option<Verdict> {
+    if meta.get("created_at").and_then(py_datetime) != Some(false) {
+        return None;
+    }
+    let other = ids.entries.iter().find(|e| {
+        e.name != conv.folder
+            && e.created_naive == Some(false)
+            && record_passes(ids, e, era, inp.version)
+    })?;
+    let mut v = Verdict::new(
+        Some(true),
+        "breaks-sort",
+        "meta.json",
+        format!(
+            "meta.json `created_at` has no timezone (a naive datetime), while folder `{}` has an aware one: sorting the catalog by `created_at` raises TypeError (can't compare offset-naive and offset-aware datetimes), so the search call fails for every conversation; this row alone would list",
+            (inp.quote)(&other.name)
+        ),
+        SEARCH,
+    );
+    v.breaks_search = true;
+    Some(v)
 }
 
 /// The row of a record kept from folder `via` (1.37+): what the search makes
@@ -979,6 +1029,9 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
                 return v;
             }
             if let Some(v) = state_id_elsewhere(state, &id, q) {
+                return v;
+            }
+            if let Some(v) = sort_breaks(conv, meta, ids, era, inp) {
                 return v;
             }
             Verdict::new(
