@@ -711,7 +711,7 @@ fn sort_breaks(
         "breaks-sort",
         "meta.json",
         format!(
-            "meta.json `created_at` has no timezone (a naive datetime), while folder `{}` has an aware one: sorting the catalog by `created_at` raises TypeError (can't compare offset-naive and offset-aware datetimes), so the search call fails for every conversation; this row alone would list",
+            "meta.json `created_at` has no timezone (a naive datetime), while folder `{}` has an aware one: sorting the catalog by `created_at` raises TypeError (can't compare offset-naive and offset-aware datetimes), so the search call fails for every conversation (the whole store, whatever this row's own state)",
             (inp.quote)(&other.name)
         ),
         SEARCH,
@@ -872,6 +872,18 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
         .and_then(Value::as_str)
         .and_then(json_uuid)
         .unwrap_or_default();
+    // the sort sees every catalog record, before any row is composed
+    if era != Era::Eager && own_record_passes(conv, inp.version) {
+        if let Some(mut v) = sort_breaks(conv, meta, ids, era, inp) {
+            let row = name == id
+                && inp.state_invalid.is_none()
+                && conv.base_state.value().is_some_and(|st| {
+                    state_problem(st).is_none() && state_id_elsewhere(st, &id, q).is_none()
+                });
+            v.listed = Some(row);
+            return v;
+        }
+    }
     if era == Era::Eager && !meta.get("agent").is_some_and(Value::is_object) {
         return Verdict::hidden(
             "meta-no-agent",
@@ -1029,9 +1041,6 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
                 return v;
             }
             if let Some(v) = state_id_elsewhere(state, &id, q) {
-                return v;
-            }
-            if let Some(v) = sort_breaks(conv, meta, ids, era, inp) {
                 return v;
             }
             Verdict::new(
