@@ -633,7 +633,8 @@ fn status_problem(state: &Value) -> Option<String> {
     }
 }
 
-/// Whether the catalog scan (1.37+) keeps this folder's own record.
+/// Whether the catalog scan (1.37+) keeps this folder's own record (under
+/// whatever id its meta.json carries).
 fn own_record_passes(conv: &Conversation, version: Version) -> bool {
     let meta_ok = conv
         .meta
@@ -725,7 +726,7 @@ fn sort_breaks(
 fn search_reads(conv: &Conversation, inp: &Inputs, via: &str) -> Verdict {
     let q = inp.quote;
     let whose = format!(
-        "this folder's own meta.json record is dropped, but folder `{}` has a meta.json with this id, which the catalog keeps; the search reads this folder's base_state.json",
+        "this folder's own meta.json gives the catalog no record under its name, but folder `{}` has a meta.json with this id, which the catalog keeps; the search reads this folder's base_state.json",
         q(via)
     );
     let bad = match &conv.base_state {
@@ -808,7 +809,15 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
             CATALOG,
         );
     }
-    if era != Era::Eager && !own_record_passes(conv, inp.version) {
+    let own_id = conv
+        .meta
+        .value()
+        .and_then(|m| m.get("id"))
+        .and_then(Value::as_str)
+        .and_then(json_uuid);
+    let keyed_here =
+        own_record_passes(conv, inp.version) && own_id.as_deref() == Some(&conv.folder);
+    if era != Era::Eager && !keyed_here {
         if let Some(via) = rescuer(ids, &conv.folder, era, inp.version) {
             return search_reads(conv, inp, &via);
         }
