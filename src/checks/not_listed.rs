@@ -82,8 +82,9 @@ What it finds
   that release's ConversationService that drops it and the file that decides:
   - no meta.json (every release skips such a folder);
   - meta.json unreadable, or not a valid StoredConversation (`id` not a UUID,
-    no `workspace`; before 1.37 also no `agent`, the event service is rebuilt
-    from it);
+    no `workspace`, a field of the wrong type: a `title` that is not a string,
+    a `created_at` pydantic cannot parse, `tags` with an uppercase key...;
+    before 1.37 also no `agent`, the event service is rebuilt from it);
   - 1.49+: the folder name is not a UUID (`UUID(conversation_dir.name)`);
   - the folder is not named after the id in its meta.json: every release
     reads the state from `<conversations>/<id>`, not from this folder (before
@@ -92,6 +93,14 @@ What it finds
     not JSON, or with an `execution_status` that is not a valid status;
     valid JSON that is not a ConversationState makes the search call itself
     fail, for every conversation on the page (then the finding is an error);
+  - 1.37+: a meta.json `created_at` without a timezone next to another
+    folder's aware one: sorting the catalog raises TypeError and the search
+    fails for every conversation (an error, though this row alone composes);
+  - 1.37+: base_state.json carries another UUID as its `id`: the row is
+    composed from the state, so the list shows that id, never this folder;
+  - 1.37+: when this folder's own record is dropped but another folder's
+    meta.json carries its id, the search still reads THIS folder's
+    base_state.json: listed (with the copy's title), or the search fails;
   - before 1.37: a lease held by another live server, or a state or event log
     that does not load (the startup scan skips it, until the next restart).
   Each message names the release's file and function.
@@ -116,6 +125,19 @@ Repair
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let v = verdict(ctx);
+        if v.listed == Some(true) && v.breaks_search {
+            // its row composes, but it makes the whole search call fail
+            out.push(Finding::new(
+                self.id(),
+                Severity::Error,
+                v.file,
+                format!(
+                    "agent-server {} lists nothing while this folder is in the store [{}]: {} ({})",
+                    ctx.version, v.rule, v.why, v.code
+                ),
+            ));
+            return;
+        }
         if v.listed != Some(false) {
             return;
         }
