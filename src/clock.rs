@@ -26,6 +26,27 @@ pub fn utc(t: SystemTime) -> (String, String) {
     )
 }
 
+/// Whether `y-m-d` is a day of the proleptic Gregorian calendar (what
+/// pydantic's date parsing accepts for the date part).
+pub fn valid_date(y: u32, m: u32, d: u32) -> bool {
+    let leap = (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
+    let days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    (1..=12).contains(&m) && d >= 1 && d <= days[(m - 1) as usize]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

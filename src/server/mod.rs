@@ -530,22 +530,7 @@ fn parse_iso(s: &str) -> Option<bool> {
     if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
         return None;
     }
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let dim = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo) || d == 0 || d > dim[mo as usize - 1] {
+    if !crate::clock::valid_date(y, mo, d) {
         return None;
     }
     if b.len() == 10 {

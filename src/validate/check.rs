@@ -1360,22 +1360,7 @@ pub mod scalar {
             return false;
         }
         let (y, m, d) = (num2(&b[0..4]), num2(&b[5..7]), num2(&b[8..10]));
-        let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-        let days = [
-            31,
-            if leap { 29 } else { 28 },
-            31,
-            30,
-            31,
-            30,
-            31,
-            31,
-            30,
-            31,
-            30,
-            31,
-        ];
-        (1..=12).contains(&m) && d >= 1 && d <= days[(m - 1) as usize]
+        crate::clock::valid_date(y, m, d)
     }
 
     /// speedate's RFC 3339 / ISO 8601 datetime: `YYYY-MM-DD[Tt _]HH:MM[:SS[.f{1,}]]`
