@@ -13,6 +13,20 @@ pub fn clip(s: &str, max: usize) -> String {
 /// The length quoted values are clipped to.
 pub const QUOTE_MAX: usize = 100;
 
+/// The `undo` command for a run as an operator pastes it, with
+/// `--backup-dir` when the run is not under the default backup root.
+/// Callers pass text already made safe for where it is printed.
+pub fn undo_command(run_id: &str, backup_dir: Option<&str>) -> String {
+    match backup_dir {
+        Some(dir) => format!(
+            "convo-doctor undo --backup-dir {} {}",
+            shell_quote(dir),
+            shell_quote(run_id)
+        ),
+        None => format!("convo-doctor undo {}", shell_quote(run_id)),
+    }
+}
+
 /// `s` as one POSIX shell word: unchanged when it is plain, else in single
 /// quotes (a command printed for pasting: the undo hint, `undo --list`).
 pub fn shell_quote(s: &str) -> String {
@@ -27,6 +41,22 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotes_only_what_needs_it() {
+        assert_eq!(shell_quote("/var/b-1"), "/var/b-1");
+        assert_eq!(shell_quote("/my backups"), "'/my backups'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+
+    #[test]
+    fn undo_commands_name_the_backup_dir_only_when_given() {
+        assert_eq!(undo_command("r-1", None), "convo-doctor undo r-1");
+        assert_eq!(
+            undo_command("r-1", Some("/my backups")),
+            "convo-doctor undo --backup-dir '/my backups' r-1"
+        );
+    }
 
     #[test]
     fn clips_on_character_boundaries() {

@@ -66,8 +66,8 @@ Repair
         let dir = field("backup_dir").filter(|d| !d.is_empty() && d.len() <= 4096);
         let how = match (&run, &dir) {
             (Some(run), Some(dir)) => format!(
-                "`convo-doctor undo --backup-dir {} {run}` puts every file back as it was before that run",
-                crate::text::shell_quote(&ctx.redactor.redact(dir))
+                "`{}` puts every file back as it was before that run",
+                crate::text::undo_command(run, Some(&ctx.redactor.redact(dir)))
             ),
             (Some(run), None) => format!(
                 "`convo-doctor undo {run}` (with the --backup-dir that run used) puts every file back as it was"

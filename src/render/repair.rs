@@ -460,12 +460,8 @@ pub fn undo(w: &mut dyn Write, results: &[(ManifestEntry, Restored)]) -> io::Res
 fn undo_hint(id: &str, run_dir: &str) -> String {
     let root = std::path::Path::new(run_dir).parent();
     let default = crate::fix::persist::default_backup_root().ok();
-    match root {
-        Some(r) if default.as_deref() != Some(r) => format!(
-            "convo-doctor undo --backup-dir {} {}",
-            super::runs::shell_quote(&sanitize(&r.display().to_string())),
-            super::runs::shell_quote(id)
-        ),
-        _ => format!("convo-doctor undo {}", super::runs::shell_quote(id)),
-    }
+    let dir = root
+        .filter(|r| default.as_deref() != Some(*r))
+        .map(|r| sanitize(&r.display().to_string()));
+    crate::text::undo_command(id, dir.as_deref())
 }

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use super::sanitize;
+use crate::text::shell_quote;
 
 /// Whether a run can still be undone. Ordered: a run is as undoable as its
 /// least undoable file.
@@ -44,14 +45,7 @@ pub fn list(
         "{:<28} {:<21} {:>5} {:>13}  state",
         "run id", "created", "files", "conversations"
     )?;
-    let dir_arg = backup_dir
-        .map(|d| {
-            format!(
-                " --backup-dir {}",
-                shell_quote(&sanitize(&d.display().to_string()))
-            )
-        })
-        .unwrap_or_default();
+    let dir_arg = backup_dir_arg(backup_dir);
     for r in runs {
         let id = sanitize(&r.run_id);
         let state = match r.state {
@@ -108,14 +102,7 @@ pub fn prune(
     older_than: std::time::Duration,
     backup_dir: Option<&Path>,
 ) -> io::Result<()> {
-    let dir_arg = backup_dir
-        .map(|d| {
-            format!(
-                " --backup-dir {}",
-                shell_quote(&sanitize(&d.display().to_string()))
-            )
-        })
-        .unwrap_or_default();
+    let dir_arg = backup_dir_arg(backup_dir);
     let state = |r: &RunSummary| match r.state {
         RunState::Undone => "undone",
         RunState::Undoable => "could still be undone",
@@ -178,17 +165,14 @@ pub fn prune(
     w.flush()
 }
 
-/// A word a POSIX shell reads back as itself (a hint must work when pasted).
-pub(crate) use crate::text::shell_quote;
-
-#[cfg(test)]
-mod tests {
-    use super::shell_quote;
-
-    #[test]
-    fn quotes_only_what_needs_it() {
-        assert_eq!(shell_quote("/var/b-1"), "/var/b-1");
-        assert_eq!(shell_quote("/my backups"), "'/my backups'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
-    }
+/// ` --backup-dir DIR` (sanitised, shell-quoted) when a backup dir was given.
+fn backup_dir_arg(backup_dir: Option<&Path>) -> String {
+    backup_dir
+        .map(|d| {
+            format!(
+                " --backup-dir {}",
+                shell_quote(&sanitize(&d.display().to_string()))
+            )
+        })
+        .unwrap_or_default()
 }
