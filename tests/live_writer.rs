@@ -58,15 +58,7 @@ fn a_python_flock_like_the_sdks_blocks_repair() {
         diag.contains("changed-during-read"),
         "diagnose notices the writer: {diag}"
     );
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("another process holds events/.eventlog.lock"),
-        "{out}"
-    );
-    assert!(
-        snapshot(&store) == before,
-        "a blocked repair changed something (diagnose neither)"
-    );
+    common::assert_refused_by_lock(code, &out, &store, &before);
     // released: the repair goes through
     let (code, out, _) = run(&["repair", "--backup-dir", s(&b), s(&store)], &[]);
     assert_eq!(code, 0, "{out}");

@@ -184,15 +184,7 @@ fn a_held_event_log_lock_refuses_the_repair() {
         ],
         &[],
     );
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("another process holds events/.eventlog.lock"),
-        "{out}"
-    );
-    assert!(
-        snapshot(&store) == before,
-        "a refused repair changed something"
-    );
+    common::assert_refused_by_lock(code, &out, &store, &before);
     drop(f);
 }
 

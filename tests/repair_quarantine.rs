@@ -209,15 +209,7 @@ fn a_held_event_log_lock_refuses_a_quarantine() {
     let f = common::hold_event_log_lock(&conv);
     let before = snapshot(&store);
     let (code, out, _) = repair(&store, &tmp.path().join("b"), &["--unsafe-fixes"], None);
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("another process holds events/.eventlog.lock"),
-        "{out}"
-    );
-    assert!(
-        snapshot(&store) == before,
-        "a refused repair changed something"
-    );
+    common::assert_refused_by_lock(code, &out, &store, &before);
     drop(f);
 }
 

@@ -335,3 +335,23 @@ pub fn live_lease(conv: &Path, pid: u32) {
     )
     .unwrap();
 }
+
+/// A repair refused because another process holds `events/.eventlog.lock`:
+/// exit 1, the reason printed, and nothing below `store` changed since
+/// `before` (a [`snapshot`]).
+pub fn assert_refused_by_lock(
+    code: i32,
+    out: &str,
+    store: &Path,
+    before: &[(PathBuf, Vec<u8>, std::time::SystemTime)],
+) {
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("another process holds events/.eventlog.lock"),
+        "{out}"
+    );
+    assert!(
+        snapshot(store) == before,
+        "a refused repair changed something"
+    );
+}
