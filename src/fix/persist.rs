@@ -80,6 +80,22 @@ pub fn new_run_id() -> String {
     format!("{}-{}", utc(SystemTime::now()).1, std::process::id())
 }
 
+/// The pid of the process that made run `run_id` (its last `-` part).
+fn run_pid(run_id: &str) -> Option<u32> {
+    run_id.rsplit_once('-')?.1.parse().ok()
+}
+
+/// The temp file that `pid` writes `name` through, beside it: a dot-file
+/// the SDK never lists (it reads only `event-*.json` and its state files).
+fn temp_name(name: &str, pid: u32) -> String {
+    format!(".convo-doctor-{name}.{pid}.tmp")
+}
+
+/// Whether `file` is a temp file of process `pid` ([`temp_name`]).
+fn is_temp_of(file: &str, pid: u32) -> bool {
+    file.starts_with(".convo-doctor-") && file.ends_with(&format!(".{pid}.tmp"))
+}
+
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct ManifestEntry {
     /// The conversation folder (absolute, resolved at repair time: no link).
@@ -341,7 +357,7 @@ fn write_at(
     owner: Option<Owner>,
     hooks: bool,
 ) -> io::Result<()> {
-    let tmp = format!(".convo-doctor-{name}.{}.tmp", std::process::id());
+    let tmp = temp_name(name, std::process::id());
     let fd = rfs::openat(
         dir,
         tmp.as_str(),
@@ -520,7 +536,7 @@ pub fn lock_conversation(conv: &OwnedFd) -> Result<Locks, String> {
 
 fn create_lock_like_dir(dir: &OwnedFd, name: &str) -> Result<OwnedFd, String> {
     let st = rfs::fstat(dir).map_err(|e| format!("cannot stat events/: {e}"))?;
-    let tmp = format!(".convo-doctor-lock.{}.tmp", std::process::id());
+    let tmp = temp_name("lock", std::process::id());
     let fd = rfs::openat(
         dir,
         tmp.as_str(),
@@ -1138,14 +1154,9 @@ fn clear_interrupted(e: &ManifestEntry, run_id: &str) {
             let _ = rfs::fsync(&conv);
         }
     }
-    let Some(pid) = run_id
-        .rsplit('-')
-        .next()
-        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
-    else {
+    let Some(pid) = run_pid(run_id) else {
         return;
     };
-    let suffix = format!(".{pid}.tmp");
     let dirs = [
         rfs::openat(&conv, ".", DIR_FLAGS, Mode::empty()).ok(),
         open_dir_at(&conv, "events").ok(),
@@ -1157,13 +1168,15 @@ fn clear_interrupted(e: &ManifestEntry, run_id: &str) {
         let mut names = Vec::new();
         while let Some(Ok(ent)) = rd.next() {
             let name = ent.file_name().to_string_lossy().into_owned();
-            if name.starts_with(".convo-doctor-") && name.ends_with(&suffix) {
+            if is_temp_of(&name, pid) {
                 names.push(name);
             }
         }
         for name in names {
-            let regular = rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-                .is_ok_and(|st| st.st_mode & 0o170000 == 0o100000 && st.st_nlink == 1);
+            let regular =
+                rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                    FileType::from_raw_mode(st.st_mode) == FileType::RegularFile && st.st_nlink == 1
+                });
             if regular {
                 let _ = rfs::unlinkat(&dir, name.as_str(), AtFlags::empty());
             }
