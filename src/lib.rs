@@ -2,7 +2,9 @@
 //!
 //! Layers, each using only the ones above it:
 //! store (what is on disk) → view (what the agent and the UI see) →
-//! checks (findings) → report → render (the only code that prints).
+//! edit (what a repair may propose) → checks (findings, and each check's
+//! planned repair) → fix (the repair engine) → report → render (the only
+//! code that prints).
 //! `batch` runs the report over many conversations (in parallel, in order).
 
 pub mod batch;
@@ -10,6 +12,7 @@ pub mod checks;
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod edit;
 pub mod fix;
 pub mod kinds;
 pub mod render;

@@ -98,13 +98,7 @@ fn conversation_id(conv: &Conversation) -> String {
 
 /// A read error for a message: a quoted kind is redacted, then clipped.
 pub fn describe_read_error(e: &crate::view::ReadError, ctx: &Ctx) -> String {
-    match e {
-        crate::view::ReadError::UnknownKind { kind, field } => format!(
-            "its {field} `{}` is not a kind this SDK knows",
-            ctx.quote(kind)
-        ),
-        other => other.to_string(),
-    }
+    checks::describe_read_error(e, ctx)
 }
 
 pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {

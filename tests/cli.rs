@@ -168,8 +168,10 @@ fn json_and_jsonl_carry_the_documented_schema() {
         assert_eq!(a, b);
     }
     let paths: Vec<&str> = convs.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    // path order: component by component (`false-root/` before
+    // `false-root-damaged/`), as Path compares
     let mut sorted = paths.clone();
-    sorted.sort();
+    sorted.sort_by(|a, b| std::path::Path::new(a).cmp(std::path::Path::new(b)));
     assert_eq!(paths, sorted);
 }
 

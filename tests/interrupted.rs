@@ -57,13 +57,14 @@ fn repaired_in_one_go(name: &str) -> std::collections::BTreeMap<String, Vec<u8>>
 }
 
 #[test]
-fn a_quarantine_killed_half_way_is_reported_refused_and_undone_by_the_printed_command() {
-    let reference = repaired_in_one_go("empty-event");
-    let (tmp, store, conv) = fixture_copy("empty-event");
+fn a_repair_killed_half_way_is_reported_refused_and_undone_by_the_printed_command() {
+    let reference = repaired_in_one_go("index-gap");
+    let (tmp, store, conv) = fixture_copy("index-gap");
     let before = files(&conv);
     let backups = tmp.path().join("my backups");
-    // killed after the empty observation left events/, before its answer
-    // was written (the state the kill campaign found)
+    // killed after the re-link was written and the count marker left
+    // events/, before the renames closed the gap (the kind of state the
+    // kill campaign found)
     let code = killed_after_quarantine(&store, &backups, "20261130T000000Z-4242");
     assert_ne!(code, 0, "the process was aborted");
     assert_ne!(files(&conv), before, "it had changed something");
@@ -169,7 +170,7 @@ fn undo_removes_only_its_own_runs_journal() {
 /// the run id) goes with `undo`; one of another process stays.
 #[test]
 fn undo_removes_the_temp_files_of_the_killed_run() {
-    let (tmp, store, conv) = fixture_copy("empty-event");
+    let (tmp, store, conv) = fixture_copy("index-gap");
     let before = files(&conv);
     let backups = tmp.path().join("b");
     let code = killed_after_quarantine(&store, &backups, "20261130T000000Z-4243");

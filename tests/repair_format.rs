@@ -356,6 +356,7 @@ fn left_of(d: &Value) -> Vec<(String, String, String)> {
 fn left_findings_carry_their_reason_and_the_human_text() {
     // manual, unsafe-not-requested, no-repair (copies that differ)
     let (_t, store) = store_of(&[
+        "plaintext-secret",
         "parent-cycle",
         "unknown-kind",
         "fuzz/dup-id-first-copy-unreadable",
@@ -366,7 +367,8 @@ fn left_findings_carry_their_reason_and_the_human_text() {
     assert_eq!(code, hcode);
     let left = left_of(&doc(&out));
     let has = |check: &str, reason: &str| left.iter().any(|l| l.0 == check && l.1 == reason);
-    assert!(has("parent-cycle", "manual"), "{left:?}");
+    assert!(has("plaintext-secret", "manual"), "{left:?}");
+    assert!(has("parent-cycle", "unsafe-not-requested"), "{left:?}");
     assert!(has("unknown-kind", "unsafe-not-requested"), "{left:?}");
     assert!(has("duplicate-event-id", "no-repair"), "{left:?}");
     assert_eq!(
@@ -385,7 +387,11 @@ fn left_findings_carry_their_reason_and_the_human_text() {
         human.contains("unknown-kind ×2 (unsafe: --unsafe-fixes)"),
         "{human}"
     );
-    assert!(human.contains("parent-cycle ×1 (manual)"), "{human}");
+    assert!(
+        human.contains("parent-cycle ×1 (unsafe: --unsafe-fixes)"),
+        "{human}"
+    );
+    assert!(human.contains("plaintext-secret ×1 (manual)"), "{human}");
     assert!(!human.contains("(see above)\n"), "{human}");
 
     // --only leaves the other repairs out: not-selected
@@ -543,7 +549,8 @@ fn jsonl_lines_parse_and_the_summary_is_the_sum_of_its_lines() {
     ] {
         assert_eq!(by[check][0], n, "{check}: {by:?}");
     }
-    assert_eq!(by["parent-cycle"], [0, 1, 0]);
+    // a loop is re-linked only with consent (this run has it)
+    assert_eq!(by["parent-cycle"], [1, 0, 0]);
 }
 
 #[test]

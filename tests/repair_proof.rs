@@ -163,6 +163,7 @@ fn without_parent(bytes: &[u8]) -> String {
 fn check_moves(
     key: &str,
     moves: &[Value],
+    set_aside: &[Value],
     entry: &Value,
     (before, unreadable): (&BTreeMap<String, Vec<u8>>, &[String]),
     conv: &Path,
@@ -173,6 +174,10 @@ fn check_moves(
         .iter()
         .filter(|m| m["quarantined"] == true)
         .map(|m| m["file"].as_str().unwrap())
+        .collect();
+    let aside: Vec<&str> = set_aside
+        .iter()
+        .map(|a| a["file"].as_str().unwrap())
         .collect();
     let now = event_bytes(conv);
     let backup_shas: Vec<String> = walkdir::WalkDir::new(backups)
@@ -196,8 +201,38 @@ fn check_moves(
             }
         }
     }
+    // each event set aside: one the SDK could not read, its bytes in the
+    // backup, a placeholder with its id (or, for a second copy of an id, a
+    // new one) in its slot
+    for a in set_aside {
+        let (q, now_at) = (a["file"].as_str().unwrap(), a["now"].as_str().unwrap());
+        if !unreadable.iter().any(|u| u == q) {
+            fails.push(format!(
+                "{key}: {q} was set aside but the SDK could read it"
+            ));
+        }
+        if let Some(bytes) = before.get(q) {
+            if !backup_shas.contains(&sha256(bytes)) {
+                fails.push(format!("{key}: the bytes of {q} are not in the backup"));
+            }
+        }
+        let placeholder = now
+            .get(now_at)
+            .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+            .filter(|v| {
+                (v["kind"] == "ConversationErrorEvent" && v["code"] == "EventQuarantined")
+                    || v["kind"] == "AgentErrorEvent"
+            });
+        match placeholder {
+            None => fails.push(format!("{key}: no placeholder at {now_at}")),
+            Some(v) if Some(v["id"].as_str().unwrap_or("")) != name_id(now_at) => {
+                fails.push(format!("{key}: the placeholder at {now_at} has another id"))
+            }
+            Some(_) => {}
+        }
+    }
     for (rel, bytes) in before {
-        if quarantined.contains(&rel.as_str()) {
+        if quarantined.contains(&rel.as_str()) || aside.contains(&rel.as_str()) {
             continue;
         }
         let id = name_id(rel).unwrap();
@@ -214,11 +249,28 @@ fn check_moves(
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.starts_with(".eventlog-len-"))
         .collect();
-    if !markers.is_empty() {
+    // a file put at an index a writer with the log open does not know of
+    // (a gap closed, a copy moved to the end) must take the markers along
+    let index_of = |rel: &str| {
+        rel.strip_prefix("events/event-")
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(i, _)| i.parse::<u64>().ok())
+    };
+    let reindexed = moves.iter().any(|m| {
+        m["renamed_to"]
+            .as_str()
+            .is_some_and(|to| index_of(to) != index_of(m["file"].as_str().unwrap()))
+    });
+    if reindexed && !markers.is_empty() {
         fails.push(format!("{key}: count markers left: {markers:?}"));
     }
     // what the proof recorded says the same
-    if entry["quarantined_in_backup"] != true {
+    if !set_aside.is_empty() && entry["set_aside_in_backup"] != true {
+        fails.push(format!(
+            "{key}: the proof did not find the set-aside bytes in its backup"
+        ));
+    }
+    if !moves.is_empty() && entry["quarantined_in_backup"] != true {
         fails.push(format!(
             "{key}: the proof did not find the quarantined bytes in its backup"
         ));
@@ -304,13 +356,23 @@ fn check(entry: &Value, n: usize) -> Vec<String> {
         }
     }
 
-    // renames and quarantines: only what the SDK cannot read leaves, into
-    // the backup; every other event stays, by id, with the same bytes except
-    // the value of parent_id; no count marker is left
-    if let Some(moves) = entry.get("moves").and_then(Value::as_array) {
+    // renames, quarantines and events set aside: only what the SDK cannot
+    // read leaves, into the backup; every other event stays, by id, with the
+    // same bytes except the value of parent_id
+    let none = Vec::new();
+    let moves = entry
+        .get("moves")
+        .and_then(Value::as_array)
+        .unwrap_or(&none);
+    let set_aside = entry
+        .get("set_aside")
+        .and_then(Value::as_array)
+        .unwrap_or(&none);
+    if !moves.is_empty() || !set_aside.is_empty() {
         fails.extend(check_moves(
             &key,
             moves,
+            set_aside,
             entry,
             (&before_files, &unreadable_before),
             &conv,
@@ -383,10 +445,10 @@ fn the_real_sdk_loads_every_repaired_folder() {
     for e in doc["repairs"].as_array().unwrap() {
         let v = &e["sdk_verdict_after"];
         assert_eq!(v["loads"], Value::Bool(true), "{e}");
-        // A repair that quarantined an action (or lost one to a gap) leaves
+        // A repair that set an action aside (or lost one to a gap) leaves
         // its observation without a call: the SDK's view drops that one
         // observation when it loads, and says so. Nothing else may warn.
-        let lost_call = e.get("moves").is_some();
+        let lost_call = e.get("moves").is_some() || e.get("set_aside").is_some();
         for w in v["sdk_warnings"].as_array().unwrap() {
             let w = w.as_str().unwrap();
             assert!(
@@ -576,9 +638,9 @@ fn every_planned_invalid_event_quarantine_is_proven() {
             &[],
         );
         assert!(code == 0 || code == 1, "{name}: exit {code}: {out}{err}");
-        let quarantines = out
-            .lines()
-            .any(|l| l.contains("[invalid-event]") && l.contains(": quarantine event "));
+        let quarantines = out.lines().any(|l| {
+            l.contains("[invalid-event]") && l.contains(": set event ") && l.contains(" aside ")
+        });
         if code == 1 && quarantines {
             planned.push(name);
         }
@@ -614,13 +676,12 @@ fn damaged_files(base: &Path, conv: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Against the real SDK on both sides: the quarantine takes exactly the
-/// event the damage edited (no other file leaves), and the branch 1.58.2
-/// loads after the repair is the branch it loaded from the undamaged
-/// folder, less that event (plus the AgentErrorEvent the repair wrote to
-/// answer a quarantined observation's call). Where 1.58.2 already loaded
-/// the damaged folder (the refused event was off its branch), its branch is
-/// unchanged by the repair.
+/// Against the real SDK on both sides: the repair sets aside exactly the
+/// event the damage edited (no other file changes), and the branch 1.58.2
+/// loads after the repair is, id for id, the branch it loaded from the
+/// undamaged folder: the refused event's slot now holds its placeholder,
+/// with its id. Where 1.58.2 already loaded the damaged folder (the refused
+/// event was off its branch), its branch is unchanged by the repair.
 #[test]
 fn the_quarantine_takes_only_the_refused_event_off_the_branch() {
     let doc = load("repairs.json");
@@ -640,16 +701,23 @@ fn the_quarantine_takes_only_the_refused_event_off_the_branch() {
         let damaged = fixtures_dir().join("validation").join(name).join(cid);
         let edited = damaged_files(&base, &damaged);
         assert_eq!(edited.len(), 1, "{name}: {edited:?}");
-        let quarantined: Vec<&str> = e["moves"]
+        let set_aside: Vec<&str> = e["set_aside"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: nothing set aside"))
+            .iter()
+            .map(|m| m["file"].as_str().unwrap())
+            .collect();
+        assert_eq!(set_aside, edited, "{name}");
+        let changed: Vec<&str> = e["files"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|m| m["quarantined"] == true)
-            .map(|m| m["file"].as_str().unwrap())
-            .filter(|f| f.starts_with("events/event-"))
+            .map(|f| f["file"].as_str().unwrap())
             .collect();
-        assert_eq!(quarantined, edited, "{name}");
-        let gone = name_id(&edited[0]).unwrap();
+        assert_eq!(
+            changed, edited,
+            "{name}: only the refused event's file changes"
+        );
 
         // the release that judged the repaired folder, on the damaged one
         let before = &case["sdk_verdicts"][judge];
@@ -670,29 +738,10 @@ fn the_quarantine_takes_only_the_refused_event_off_the_branch() {
             .find(|f| f["name"] == base_name)
             .expect("base fixture in the manifest");
         let base_ids = strs(&undamaged["sdk_verdict"]["active_branch_ids"]);
-        let want: Vec<&str> = base_ids.iter().copied().filter(|i| *i != gone).collect();
-        let kept: Vec<&str> = after_ids
-            .iter()
-            .copied()
-            .filter(|i| base_ids.contains(i))
-            .collect();
         assert_eq!(
-            kept, want,
-            "{name}: the branch lost more than the refused event"
+            after_ids, base_ids,
+            "{name}: the branch is not the undamaged one, id for id"
         );
-        let written: Vec<&str> = e["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["sha256_before"].is_null())
-            .filter_map(|f| name_id(f["file"].as_str().unwrap()))
-            .collect();
-        for i in after_ids.iter().filter(|i| !base_ids.contains(i)) {
-            assert!(
-                written.contains(i),
-                "{name}: {i} on the branch is neither old nor written by the repair"
-            );
-        }
     }
     assert!(seen >= 10, "validation quarantines proven: {seen}");
 }

@@ -4,11 +4,14 @@
 use super::{false_root, plural, ranges, Check, Ctx, Finding, Repair, Severity};
 use crate::view::OrphanWhy;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "abandoned-branch";
+
 pub struct AbandonedBranch;
 
 impl Check for AbandonedBranch {
     fn id(&self) -> &'static str {
-        "abandoned-branch"
+        ID
     }
 
     fn summary(&self) -> &'static str {

@@ -1,14 +1,17 @@
 //! `bad-event-filename`: an `event-*.json` whose name the SDK does not accept,
 //! or does not read back under that name.
 
-use super::{ix, Check, Ctx, Finding, Repair, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::{LoadError, ReadError};
+
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "bad-event-filename";
 
 pub struct BadEventFilename;
 
 impl Check for BadEventFilename {
     fn id(&self) -> &'static str {
-        "bad-event-filename"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -32,13 +35,20 @@ Why it matters
   (FileNotFoundError).
 
 Repair
-  None automatic yet (moving the stray file to a quarantine folder is planned)."
+  Safe: an indexed file whose name is not the spelling the SDK rebuilds
+  (`event-{idx:05d}-{id}.json`, e.g. a 6-digit index under 100000) is renamed
+  to that spelling: its bytes stay, and the SDK reads it again. A file the
+  name rule rejects outright (`event-1-x.json`, a non-hex id) stays for a
+  human: which index it belongs at cannot be known from its name."
     }
 
     fn repair(&self) -> Repair {
-        Repair::manual(
-            "the SDK never reads a misnamed file; which index it belongs at needs a human",
-        )
+        Repair {
+            applicability: Applicability::Safe,
+            what: "rename an indexed file to the name the SDK rebuilds for it (`event-{idx:05d}-{id}.json`): renames only, every byte stays",
+            guards: "the file is in the SDK's index (its name matches the rule) and the canonical name is free; a file the rule rejects is left to a human (its index is unknown)",
+            planner: Some(plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -58,7 +68,7 @@ Repair
                     "`{}` does not match the SDK's event-name rule: it is invisible, and the next append will skip an index and leave a gap.{content}",
                     s.name
                 ),
-            ));
+            ).fixable(false));
         }
         let blocking = match ctx.load_error() {
             Some(LoadError::Read { idx, .. }) => Some(*idx),
@@ -76,6 +86,30 @@ Repair
                     ),
                 ));
             }
+        }
+    }
+}
+
+/// Rename each indexed file to the spelling the SDK reads it by.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    for s in &ctx.conv.events.stray {
+        p.leave(
+            format!("events/{}", s.name),
+            "the SDK's name rule rejects it, so which index it belongs at cannot be known from its name: a human decides (move it out, or rename it)",
+        );
+    }
+    for i in 0..ctx.reader.len() {
+        if let Err(ReadError::NonCanonicalName { expected }) = ctx.reader.read(i) {
+            p.push(
+                ctx.event_path(i),
+                crate::edit::Action::Rename(format!("events/{expected}")),
+                crate::edit::Safety::Safe,
+                format!(
+                    "rename `{}` to `{expected}`, the name the SDK reads event {} by",
+                    ctx.reader.file(i).name,
+                    ix(i)
+                ),
+            );
         }
     }
 }

@@ -2,11 +2,14 @@
 
 use super::{Check, Ctx, Finding, Repair, Severity};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "changed-during-read";
+
 pub struct ChangedDuringRead;
 
 impl Check for ChangedDuringRead {
     fn id(&self) -> &'static str {
-        "changed-during-read"
+        ID
     }
 
     fn summary(&self) -> &'static str {

@@ -4,11 +4,14 @@ use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::store::ParentRef;
 use crate::view::LoadError;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "dangling-parent";
+
 pub struct DanglingParent;
 
 impl Check for DanglingParent {
     fn id(&self) -> &'static str {
-        "dangling-parent"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -37,8 +40,8 @@ Repair
         Repair {
             applicability: Applicability::Unsafe,
             what: "re-link the event to the readable event before it in index order (the parent a tolerant reader assumes, #4114)",
-            guards: "its parent is in no file at all (one beyond a gap or in a lost duplicate is left to those repairs); unsafe because the real parent cannot be known",
-            planner: Some(crate::fix::guess::plan_dangling),
+            guards: "its parent is in no file at all (one beyond a gap or in a lost duplicate comes back when those are repaired, in the same run); unsafe because the real parent cannot be known",
+            planner: Some(plan),
         }
     }
 
@@ -84,5 +87,48 @@ Repair
                 format!("event {}'s parent is not in the log{why}; {tail}", ix(i)),
             ));
         }
+    }
+}
+
+/// Re-link an event whose parent is in no file to the readable event
+/// before it.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    let files = &ctx.conv.events.files;
+    let in_a_file: std::collections::HashSet<&str> =
+        files.iter().map(|f| f.name_id.as_str()).collect();
+    let mut readable_before: Option<usize> = None;
+    for i in 0..ctx.reader.len() {
+        let prev = readable_before;
+        if ctx.reader.read(i).is_ok() {
+            readable_before = Some(i);
+        }
+        let Some(rec) = ctx.reader.record(i) else {
+            continue;
+        };
+        let ParentRef::Id(parent) = &rec.parent else {
+            continue;
+        };
+        if ctx.index.id_to_idx.contains_key(parent) {
+            continue;
+        }
+        let rel = ctx.event_path(i);
+        if in_a_file.contains(parent.as_str()) {
+            p.leave(
+                rel,
+                "its parent's file exists but the SDK does not index it: it comes back when the gap is closed or the doubled index decided",
+            );
+            continue;
+        }
+        let Some(t) = prev else {
+            p.leave(rel, "no readable event before it to re-link it to");
+            continue;
+        };
+        let tid = ctx.reader.id(t).to_string();
+        let what = format!(
+            "re-link event {} (its parent is in no file) to the event before it, {} ({tid})",
+            ix(i),
+            ix(t)
+        );
+        p.relink(rel, &tid, crate::edit::Safety::Unsafe, what);
     }
 }

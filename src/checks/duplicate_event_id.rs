@@ -4,11 +4,14 @@ use std::collections::HashMap;
 
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "duplicate-event-id";
+
 pub struct DuplicateEventId;
 
 impl Check for DuplicateEventId {
     fn id(&self) -> &'static str {
-        "duplicate-event-id"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -28,16 +31,19 @@ Why it matters
 
 Repair
   Unsafe (only with `repair --unsafe-fixes`): a later copy that is byte for
-  byte the first is quarantined into the run's backup and the files after it
-  renumbered. Copies that differ need a human."
+  byte the first is set aside: its file goes into the run's backup and, in
+  its slot (its index, so nothing is renumbered), a ConversationErrorEvent
+  with a new id and the same parent says so; the LLM never sees it.
+  Children and the HEAD keep resolving to the first copy. Copies that
+  differ need a human."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "quarantine a later copy that is byte for byte the same as the first (the one the SDK resolves the id to), renumbering the files after it; children and the HEAD keep resolving to the first",
-            guards: "the copies are identical; copies that differ are left to a human (which one the children and the HEAD mean); unsafe because the UI's flat listing loses a row",
-            planner: Some(crate::fix::quarantine::plan_duplicate_id),
+            what: "set a later copy that is byte for byte the first aside: its file goes into the run's backup and a ConversationErrorEvent with a new id (the LLM never sees it) takes its index; children and the HEAD keep resolving to the first copy",
+            guards: "the copies are identical; copies that differ are left to a human (which one the children and the HEAD mean); unsafe because the UI's flat listing shows the placeholder instead of the copy",
+            planner: Some(plan),
         }
     }
 
@@ -61,5 +67,67 @@ Repair
                 seen.insert(id, i);
             }
         }
+    }
+}
+
+/// A later copy identical to the first: set aside, a placeholder with a
+/// new id in its slot.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::placeholder::{self, Slot};
+    use crate::edit::{Action, Safety};
+    let read = |i: usize| {
+        crate::store::fsread::read_regular(&ctx.conv.dir.join(ctx.event_path(i)))
+            .ok()
+            .map(|(b, _)| b)
+    };
+    for i in 0..ctx.reader.len() {
+        let first = ctx.index.id_to_idx[ctx.reader.id(i)];
+        if first == i {
+            continue;
+        }
+        let rel = ctx.event_path(i);
+        let (a, b) = (read(first), read(i));
+        let rec = ctx.reader.record(i);
+        let (Some(rec), true) = (rec, a.is_some() && a == b) else {
+            p.leave(
+                rel,
+                format!(
+                    "it differs from event {}, the copy the SDK resolves the id to; which one the children and the HEAD mean needs a human",
+                    ix(first)
+                ),
+            );
+            continue;
+        };
+        let mut seed = ctx.conv.folder.as_bytes().to_vec();
+        seed.extend_from_slice(rel.as_bytes());
+        let id = placeholder::derived_id(&seed);
+        let why = format!("a byte-for-byte copy of event {}", ix(first));
+        let ts = rec
+            .timestamp
+            .clone()
+            .unwrap_or_else(|| "1970-01-01T00:00:00".into());
+        let bytes = placeholder::event(&Slot {
+            id: &id,
+            timestamp: &ts,
+            parent: &rec.parent,
+            file: &ctx.reader.file(i).name,
+            why: &why,
+            answers: None,
+        });
+        let what = format!(
+            "set event {} aside ({why}): its file goes into the backup and a ConversationErrorEvent with a new id ({id}) takes its index",
+            ix(i)
+        );
+        let to = format!(
+            "events/{}",
+            crate::store::event::canonical_name(i as u64, &id)
+        );
+        p.push(
+            rel.clone(),
+            Action::Replace(bytes),
+            Safety::Unsafe,
+            what.clone(),
+        );
+        p.push(rel, Action::Rename(to), Safety::Unsafe, what);
     }
 }

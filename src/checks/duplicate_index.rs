@@ -2,11 +2,14 @@
 
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "duplicate-index";
+
 pub struct DuplicateIndex;
 
 impl Check for DuplicateIndex {
     fn id(&self) -> &'static str {
-        "duplicate-index"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -26,17 +29,22 @@ Why it matters
   concurrent writers before 1.8.2 (no lock), an append after a gap.
 
 Repair
-  Unsafe (only with `repair --unsafe-fixes`): keep the file the SDK reads
-  here and quarantine the others into the run's backup. Unsafe because
-  another machine's directory order could have shown the other one."
+  Keep the file the SDK reads at that index. Another file that is byte for
+  byte the same (a 5- and a 6-digit spelling of one event) is moved into
+  the run's backup: nothing is lost (safe). One that differs is unsafe
+  (only with `repair --unsafe-fixes`), because another machine's directory
+  order could have shown it instead: when it is a tree-era event that
+  another event or the HEAD names as its parent, it is moved to the end of
+  the log under a new index (its bytes and links kept, so its children find
+  it again); otherwise it is moved into the run's backup."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "keep the file the SDK reads at that index, quarantine the ones it cannot see (moved into the run's backup)",
-            guards: "unsafe because which copy the SDK keeps follows this machine's directory order; another machine could have shown the other one",
-            planner: Some(crate::fix::quarantine::plan_duplicate),
+            what: "keep the file the SDK reads at that index; move an identical copy into the run's backup (safe); move one that differs to the end of the log when it carries a `parent_id` and something names it as a parent, else into the run's backup (unsafe)",
+            guards: "moving to the end needs a log without an index gap (closed first in the same run) and an explicit `parent_id` on the moved event; unsafe (unless identical) because which copy the SDK keeps follows this machine's directory order",
+            planner: Some(plan),
         }
     }
 
@@ -60,5 +68,105 @@ Repair
                 ),
             ));
         }
+    }
+}
+
+/// Keep the file the SDK reads at each doubled index; the others go to the
+/// end of the log (when something still needs them) or into the backup.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::{Action, Safety};
+    use crate::store::ParentRef;
+    let files = &ctx.conv.events.files;
+    let read = |pos: usize| {
+        crate::store::fsread::read_regular(&ctx.conv.dir.join("events").join(&files[pos].name))
+            .ok()
+            .map(|(b, _)| b)
+    };
+    // ids something names as its parent (events, and the HEAD)
+    let mut named: std::collections::HashSet<&str> = files
+        .iter()
+        .filter_map(|f| f.record.as_ref().ok())
+        .filter_map(|r| r.parent.id())
+        .collect();
+    if let Some(leaf) = ctx
+        .conv
+        .base_state
+        .value()
+        .and_then(|v| v.get("leaf_event_id"))
+        .and_then(|v| v.as_str())
+    {
+        named.insert(leaf);
+    }
+    let mut next = ctx.index.len() as u64;
+    let first_new = next;
+    for (&idx, positions) in &ctx.index.duplicate_idx {
+        // the file the SDK reads at that index: the one the index keeps,
+        // or the one with the name it rebuilds when that is another
+        let kept = match ctx.index.by_idx.get(idx as usize) {
+            Some(&k) => {
+                let read_by_sdk = &ctx.reader.content(idx as usize).name;
+                positions
+                    .iter()
+                    .copied()
+                    .find(|&p| &files[p].name == read_by_sdk)
+                    .unwrap_or(k)
+            }
+            None => *positions.last().unwrap_or(&positions[0]),
+        };
+        let kept_bytes = read(kept);
+        for &q in positions.iter().filter(|&&q| q != kept) {
+            let f = &files[q];
+            let rel = format!("events/{}", f.name);
+            let same = kept_bytes.is_some() && read(q) == kept_bytes;
+            if same && f.name_id == files[kept].name_id {
+                p.push(
+                    rel,
+                    Action::Remove,
+                    Safety::Safe,
+                    format!(
+                        "move `{}` into the backup: it is byte for byte `{}`, the file the SDK reads at index {}",
+                        f.name,
+                        files[kept].name,
+                        ix(idx as usize)
+                    ),
+                );
+                continue;
+            }
+            let explicit = f
+                .record
+                .as_ref()
+                .is_ok_and(|r| matches!(r.parent, ParentRef::Id(_) | ParentRef::Root));
+            let needed = named.contains(f.name_id.as_str());
+            if explicit && needed && ctx.index.gap_at.is_none() {
+                let to = crate::store::event::canonical_name(next, &f.name_id);
+                next += 1;
+                p.push(
+                    rel,
+                    Action::Rename(format!("events/{to}")),
+                    Safety::Unsafe,
+                    format!(
+                        "move `{}` (invisible: the SDK reads `{}` at index {}) to the end of the log as `{to}`, so the events that name it as their parent find it",
+                        f.name,
+                        files[kept].name,
+                        ix(idx as usize)
+                    ),
+                );
+            } else {
+                p.push(
+                    rel,
+                    Action::Remove,
+                    Safety::Unsafe,
+                    format!(
+                        "move `{}` into the backup: the SDK reads `{}` at index {} and cannot see it",
+                        f.name,
+                        files[kept].name,
+                        ix(idx as usize)
+                    ),
+                );
+            }
+        }
+    }
+    if next > first_new {
+        super::drop_count_markers(ctx, p);
     }
 }

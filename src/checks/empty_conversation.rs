@@ -3,11 +3,14 @@
 
 use super::{Check, Ctx, Finding, Repair, Severity};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "empty-conversation";
+
 pub struct EmptyConversation;
 
 impl Check for EmptyConversation {
     fn id(&self) -> &'static str {
-        "empty-conversation"
+        ID
     }
 
     fn summary(&self) -> &'static str {

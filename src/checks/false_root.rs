@@ -5,6 +5,9 @@
 use super::{ix, plural, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::store::ParentRef;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "false-root";
+
 pub struct FalseRootCheck;
 
 /// One `__root__` event that matches the fingerprint.
@@ -26,8 +29,9 @@ pub struct FalseRoot {
 }
 
 /// Every `__root__` at index > 0 that matches the fingerprint:
-/// 1. all real events before it carry no `parent_id` (a genuinely flat log),
-///    and there is at least one;
+/// 1. all readable real events before it carry no `parent_id` (a
+///    genuinely flat log), and there is at least one event before the
+///    artifacts (events that cannot be read count, and make it probable);
 /// 2. it sits directly after one or more artifacts
 ///    (`ConversationStateUpdateEvent` / `ConversationErrorEvent`), at least one
 ///    of which carries a `parent_id`.
@@ -36,7 +40,8 @@ pub struct FalseRoot {
 /// 3. every artifact `parent_id` in that run names a legacy event (one before
 ///    the first event that carries a `parent_id`);
 /// 4. it is the only `__root__` past index 0;
-/// 5. it is the root of the active branch (its subtree holds the leaf).
+/// 5. it is the root of the active branch (its subtree holds the leaf);
+/// 6. every event before it can be read.
 ///
 /// A deliberate `navigate_to(None)` in a tree-era log fails guard 1 (its
 /// earlier events carry `parent_id`s) and is never reported.
@@ -70,18 +75,23 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     let first_parented = (0..n)
         .find(|&i| r.record(i).is_some_and(|rec| rec.parent.is_present()))
         .unwrap_or(n);
-    // For guard 1, once: the first real event that has a `parent_id` or is
-    // unreadable, and for each k the last real event before k.
+    // For guard 1, once: the first real event that has a `parent_id`, and
+    // for each k the last event before k that is not a readable artifact
+    // (an event that cannot be read may be a real one: it is a candidate,
+    // and a doubt), and how many cannot be read.
     let not_flat_at = (0..n)
-        .find(|&i| match r.record(i) {
-            Some(rec) => !rec.is_artifact() && rec.parent.is_present(),
-            None => true,
+        .find(|&i| {
+            r.record(i)
+                .is_some_and(|rec| !rec.is_artifact() && rec.parent.is_present())
         })
         .unwrap_or(n);
     let mut last_real: Vec<Option<usize>> = vec![None; n + 1];
+    let mut unreadable_before: Vec<usize> = vec![0; n + 1];
     for i in 0..n {
-        let real = r.record(i).is_some_and(|rec| !rec.is_artifact());
+        let rec = r.record(i);
+        let real = rec.is_none_or(|rec| !rec.is_artifact());
         last_real[i + 1] = if real { Some(i) } else { last_real[i] };
+        unreadable_before[i + 1] = unreadable_before[i] + usize::from(r.read(i).is_err());
     }
     let mut out = Vec::new();
     for &root in &roots {
@@ -97,8 +107,9 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
         if !any_parented {
             continue;
         }
-        // Guard 1: real events before the run: all parent-less, at least one,
-        // and every one of them readable (else we cannot vouch for the shape).
+        // Guard 1: real events before the run: all parent-less, at least
+        // one. Events that cannot be read there are a doubt, not a veto:
+        // the shape is still this bug's, only not proven.
         let flat = not_flat_at >= first;
         let relink_to = last_real[first];
         let (true, Some(relink_to)) = (flat, relink_to) else {
@@ -117,6 +128,13 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
                     )),
                 }
             }
+        }
+        let unread = unreadable_before[first];
+        if unread > 0 {
+            doubts.push(format!(
+                "{} before it cannot be read, so the log cannot be vouched for as flat",
+                plural(unread, "event", "events")
+            ));
         }
         if roots.len() > 1 {
             doubts.push(format!(
@@ -143,7 +161,7 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
 
 impl Check for FalseRootCheck {
     fn id(&self) -> &'static str {
-        "false-root"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -181,8 +199,8 @@ Repair
         Repair {
             applicability: Applicability::Safe,
             what: "set the false root's `parent_id` to the id of the last real (non-artifact) event before it: the parent a 1.35+ server would have chosen",
-            guards: "every real event before it has no `parent_id`; it sits directly after artifact(s) one of which has a `parent_id`, all pointing into the legacy log; it is the only `__root__` past index 0; the agent's current branch starts at it. If any of the last three fails the root is only *probable*: that repair is unsafe (a deliberate `navigate_to(None)` can look the same) and is made only with `--unsafe-fixes`. A deliberate root (tree-era events before it) never matches.",
-            planner: Some(crate::fix::false_root::plan),
+            guards: "every real event before it has no `parent_id`; it sits directly after artifact(s) one of which has a `parent_id`, all pointing into the legacy log; it is the only `__root__` past index 0; the agent's current branch starts at it; every event before it can be read. If any of the last four fails the root is only *probable*: that repair is unsafe (a deliberate `navigate_to(None)` can look the same) and is made only with `--unsafe-fixes`. A deliberate root (tree-era events before it) never matches.",
+            planner: Some(plan),
         }
     }
 
@@ -212,5 +230,38 @@ Repair
                 Finding::new(self.id(), sev, ctx.event_path(fr.root), msg).fixable(fr.confirmed),
             );
         }
+    }
+}
+
+/// Re-link each false root to the last real event before it: safe when
+/// confirmed, unsafe when only probable.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::Safety;
+    for fr in find(ctx) {
+        let rel = ctx.event_path(fr.root);
+        let target = ctx.reader.id(fr.relink_to).to_string();
+        let (safety, what) = if fr.confirmed {
+            (
+                Safety::Safe,
+                format!(
+                    "re-link event {} to event {} ({target}): {} events return to the agent's view",
+                    ix(fr.root),
+                    ix(fr.relink_to),
+                    fr.stranded
+                ),
+            )
+        } else {
+            (
+                Safety::Unsafe,
+                format!(
+                    "re-link event {} to event {} ({target}); it is probable, not certain ({}): a deliberate \
+                     navigate_to(None) can look the same, so use the flag only if you know it was not deliberate",
+                    ix(fr.root),
+                    ix(fr.relink_to),
+                    fr.doubts.join("; ")
+                ),
+            )
+        };
+        p.relink(rel, &target, safety, what);
     }
 }

@@ -1,13 +1,16 @@
 //! `filename-id-mismatch`: the id in the file name differs from the JSON `id`.
 
-use super::{ix, Check, Ctx, Finding, Repair, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
+
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "filename-id-mismatch";
 
 pub struct FilenameIdMismatch;
 
 impl Check for FilenameIdMismatch {
     fn id(&self) -> &'static str {
-        "filename-id-mismatch"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -25,12 +28,21 @@ Why it matters
   id then names an event the index does not know (KeyError at load).
 
 Repair
-  None automatic yet (renaming the file to the JSON id is safe only when the
-  JSON id is the one its children and the HEAD use)."
+  Make the two agree on the id the conversation uses: when other events
+  (`parent_id`, `action_id`) or the HEAD name the JSON id and nothing names
+  the file's, the file is renamed to the JSON id (safe: every byte stays);
+  when only the file's id is named, the JSON `id` is set to it (safe). When
+  neither is named the choice is a guess (unsafe: the file is renamed to the
+  JSON id); when both are, a human decides."
     }
 
     fn repair(&self) -> Repair {
-        Repair::manual("renaming to the JSON id is safe only when that id is the one its children and the HEAD use")
+        Repair {
+            applicability: Applicability::Safe,
+            what: "make the file name and the JSON `id` agree on the id the conversation uses: rename the file to the JSON id when only that one is named by other events or the HEAD, else set the JSON `id` to the file's when only that one is named",
+            guards: "exactly one of the two ids is named by another event or the HEAD (neither: unsafe, the file is renamed; both: left to a human); the JSON id fits the SDK's name rule and no other file holds it",
+            planner: Some(plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -59,6 +71,91 @@ Repair
                     if breaks { ", and the conversation refers to it by the JSON id, so it fails to load" } else { "" }
                 ),
             ));
+        }
+    }
+}
+
+/// Make name and JSON id agree on the one the conversation uses.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::{Action, Safety};
+    let mismatched: Vec<(usize, &str)> = (0..ctx.reader.len())
+        .filter_map(|i| {
+            let json = ctx.reader.record(i)?.id.as_deref()?;
+            (json != ctx.reader.id(i)).then_some((i, json))
+        })
+        .collect();
+    if mismatched.is_empty() {
+        return;
+    }
+    // every id something names: parents, action ids, the HEAD
+    let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for f in &ctx.conv.events.files {
+        if let Ok(r) = &f.record {
+            named.extend(r.parent.id());
+            named.extend(r.action_id.as_deref());
+        }
+    }
+    let leaf = ctx
+        .conv
+        .base_state
+        .value()
+        .and_then(|v| v.get("leaf_event_id"))
+        .and_then(serde_json::Value::as_str);
+    named.extend(leaf);
+    let held: std::collections::HashSet<&str> = ctx
+        .conv
+        .events
+        .files
+        .iter()
+        .map(|f| f.name_id.as_str())
+        .collect();
+    for (i, json) in mismatched {
+        let rel = ctx.event_path(i);
+        let name_id = ctx.reader.id(i);
+        let (by_json, by_name) = (named.contains(json), named.contains(name_id));
+        let fits = crate::store::event::parse_event_name(
+            &crate::store::event::canonical_name(i as u64, json),
+            true,
+        )
+        .is_some_and(|n| n.id == json)
+            && json != "__root__"
+            && !held.contains(json);
+        match (by_json, by_name) {
+            (true, true) => p.leave(
+                rel,
+                "other events or the HEAD name both its ids; which one is the event's needs a human",
+            ),
+            (false, true) => p.set(
+                rel,
+                "/id",
+                serde_json::Value::from(name_id),
+                Safety::Safe,
+                format!(
+                    "set event {}'s JSON id to the id in its file name, the one the conversation names",
+                    ix(i)
+                ),
+            ),
+            (_, false) if fits => {
+                let to = crate::store::event::canonical_name(i as u64, json);
+                p.push(
+                    rel,
+                    Action::Rename(format!("events/{to}")),
+                    if by_json { Safety::Safe } else { Safety::Unsafe },
+                    format!(
+                        "rename event {} to `{to}`, after its JSON id{}",
+                        ix(i),
+                        if by_json {
+                            ", the one the conversation names"
+                        } else {
+                            " (nothing names either id: a guess)"
+                        }
+                    ),
+                );
+            }
+            (_, false) => p.leave(
+                rel,
+                "its JSON id does not fit the SDK's name rule, or another file holds it; a human decides",
+            ),
         }
     }
 }

@@ -7,6 +7,9 @@ use std::collections::HashSet;
 use super::{ix, plural, ranges, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::OrphanWhy;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "head-lag";
+
 pub struct HeadLag;
 
 /// Events hanging below the stored leaf, off the agent's branch.
@@ -103,7 +106,7 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
 
 impl Check for HeadLag {
     fn id(&self) -> &'static str {
-        "head-lag"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -140,7 +143,7 @@ Repair
             applicability: Applicability::Safe,
             what: "set base_state.json `leaf_event_id` to the newest real event of the single chain below the stored HEAD: what the SDK would have saved",
             guards: "the events below the HEAD form one chain and every one is newer than base_state.json (crash evidence; a deliberate `navigate_to` saves base_state.json after them)",
-            planner: Some(crate::fix::head_lag::plan),
+            planner: Some(plan),
         }
     }
 
@@ -172,4 +175,35 @@ Repair
             .fixable(confident),
         );
     }
+}
+
+/// Move a lagging HEAD to the newest event of the chain below it.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::Safety;
+    const REL: &str = "base_state.json";
+    let Some(lag) = find(ctx) else {
+        return;
+    };
+    let (true, true, Some(new_leaf)) = (lag.single_chain, lag.newer_than_state, lag.new_leaf)
+    else {
+        p.leave(
+            REL,
+            "not certain it is a crash (branches below the HEAD, or base_state.json is not older than them): \
+             navigate_to may have moved the HEAD on purpose",
+        );
+        return;
+    };
+    let id = ctx.reader.id(new_leaf).to_string();
+    let what = format!(
+        "move the HEAD from event {} to event {} ({id})",
+        super::ix(lag.leaf),
+        super::ix(new_leaf)
+    );
+    p.set(
+        REL,
+        "/leaf_event_id",
+        serde_json::Value::from(id),
+        Safety::Safe,
+        what,
+    );
 }

@@ -6,11 +6,14 @@ use serde_json::Value;
 use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::store::conversation::{Doc, REPAIR_JOURNAL};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "interrupted-repair";
+
 pub struct InterruptedRepair;
 
 impl Check for InterruptedRepair {
     fn id(&self) -> &'static str {
-        "interrupted-repair"
+        ID
     }
 
     fn summary(&self) -> &'static str {

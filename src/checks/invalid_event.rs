@@ -6,11 +6,14 @@
 use super::{ix, Applicability, Check, Ctx, Finding, Repair};
 use crate::view::ReadError;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "invalid-event";
+
 pub struct InvalidEvent;
 
 impl Check for InvalidEvent {
     fn id(&self) -> &'static str {
-        "invalid-event"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -37,20 +40,19 @@ Why it matters
   loading (error); elsewhere the UI skips it (warning).
 
 Repair
-  With `--unsafe-fixes`, quarantine, as for an unreadable event: the file
-  moves into the run's backup, the files after it are renumbered, its child
-  is re-linked to the nearest kept event before it and the HEAD moved off
-  it (an unanswered tool call gets the agent-server's AgentErrorEvent).
-  Unsafe: the agent loses sight of that event. The missing content cannot
-  be invented: restoring the file from a backup keeps it."
+  With `--unsafe-fixes`, set it aside as for an unreadable event: its file
+  goes into the run's backup and a placeholder with the same id and parent
+  takes its slot (an unanswered tool call gets the agent-server's
+  AgentErrorEvent). Unsafe: the agent loses sight of that event. The missing
+  content cannot be invented: restoring the file from a backup keeps it."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "quarantine, as for `unreadable-event`: move the event file into the run's backup, renumber the files after it, re-link its child and move the HEAD off it",
+            what: "set the event aside, as for `unreadable-event`: a placeholder with the same id and parent takes its slot, the file goes into the run's backup",
             guards: "as for `unreadable-event`; unsafe because the agent loses sight of that event",
-            planner: Some(crate::fix::quarantine::plan_unreadable),
+            planner: Some(plan),
         }
     }
 
@@ -72,4 +74,9 @@ Repair
             ));
         }
     }
+}
+
+/// Set aside every event of the log the release's model refuses.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    super::set_aside::plan(ctx, p, super::set_aside::Class::Invalid);
 }

@@ -1,13 +1,16 @@
 //! `invalid-state`: base_state.json is JSON, but `ConversationState` refuses it.
 
-use super::{Check, Ctx, Finding, Repair, Severity};
+use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
+
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "invalid-state";
 
 pub struct InvalidState;
 
 impl Check for InvalidState {
     fn id(&self) -> &'static str {
-        "invalid-state"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -35,14 +38,22 @@ Why it matters
   load at all (error).
 
 Repair
-  None automatic. Fix the named field by hand (keep a copy), or restore
-  base_state.json from a backup."
+  Unsafe (only with `repair --unsafe-fixes`): each refused field that the
+  release's `ConversationState` declares with a default is dropped, so the
+  SDK uses its default (`execution_status` idle, `head_is_empty` false,
+  `max_iterations` 500, ...); the old value stays in the run's backup. A
+  refused required field (`id`, `agent`, ...) has no value convo-doctor can
+  know: fix it by hand (keep a copy), or restore base_state.json from a
+  backup."
     }
 
     fn repair(&self) -> Repair {
-        Repair::manual(
-            "no field of base_state.json has a value convo-doctor can know for certain (the SDK's defaults are not what the conversation had): fix the named field by hand, keeping a copy, or restore the file from a backup",
-        )
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "drop each refused top-level field that `ConversationState` of the release declares with a default (the SDK then uses its default: `execution_status` idle, `head_is_empty` false, `max_iterations` 500, ...); the old value stays in the run's backup",
+            guards: "only fields with a default in that release's model; a refused required field (`id`, `agent`, ...) is left to a human; unsafe because the value the conversation had is replaced by the SDK's default",
+            planner: Some(plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -60,5 +71,47 @@ Repair
                 what.join("; ")
             ),
         ));
+    }
+}
+
+/// Drop each refused field that has a default.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    const REL: &str = "base_state.json";
+    let Some(LoadError::InvalidState(errors)) = ctx.load_error() else {
+        return;
+    };
+    let Some(state) = ctx.conv.base_state.value() else {
+        return;
+    };
+    let defaults = crate::validate::state_keys_with_default(ctx.version);
+    let mut keys: Vec<&str> = Vec::new();
+    for e in errors {
+        let key = e.loc.split('.').next().unwrap_or("");
+        if keys.contains(&key) {
+            continue;
+        }
+        if key.is_empty() || !defaults.iter().any(|d| d == key) || state.get(key).is_none() {
+            p.leave(
+                REL,
+                format!(
+                    "`{}` is required by the SDK's model and has no default: fix it by hand, keeping a copy, or restore the file from a backup",
+                    ctx.quote(if key.is_empty() { &e.loc } else { key })
+                ),
+            );
+            return;
+        }
+        keys.push(key);
+    }
+    for key in keys {
+        p.drop_key(
+            REL,
+            &format!("/{}", key.replace('~', "~0").replace('/', "~1")),
+            crate::edit::Safety::Unsafe,
+            format!(
+                "drop `{}`, which SDK {} refuses: it then uses its default",
+                ctx.quote(key),
+                ctx.reader.version
+            ),
+        );
     }
 }

@@ -4,11 +4,14 @@
 use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::version::LeafRule;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "legacy-tail-hazard";
+
 pub struct LegacyTailHazard;
 
 impl Check for LegacyTailHazard {
     fn id(&self) -> &'static str {
-        "legacy-tail-hazard"
+        ID
     }
 
     fn summary(&self) -> &'static str {

@@ -5,6 +5,9 @@
 use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::{self, lease as model, Era};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "live-lease";
+
 pub struct LiveLease;
 
 /// The lease's state in the shape the repair guard uses (kept for
@@ -70,7 +73,7 @@ pub fn is_live(dir: &std::path::Path) -> bool {
 
 impl Check for LiveLease {
     fn id(&self) -> &'static str {
-        "live-lease"
+        ID
     }
 
     fn summary(&self) -> &'static str {

@@ -8,6 +8,9 @@ use std::collections::HashSet;
 
 use crate::secrets::{credential_slots, escape_pointer, secret_form, Redactor, SecretForm};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "meta-divergence";
+
 pub struct MetaDivergence;
 
 /// Fields both files carry: (meta.json key, base_state.json key).
@@ -150,7 +153,7 @@ pub fn short_with(v: &Option<Value>, redactor: &Redactor) -> String {
 
 impl Check for MetaDivergence {
     fn id(&self) -> &'static str {
-        "meta-divergence"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -185,7 +188,7 @@ Repair
             applicability: Applicability::Safe,
             what: "rewrite each diverging value of meta.json from base_state.json, the source of truth; a credential inside an LLM object whose settings are synced follows them when base_state.json holds a real one",
             guards: "base_state.json parses and has `agent.kind`; secret *names* that differ are left to a human",
-            planner: Some(crate::fix::meta::plan),
+            planner: Some(super::meta_repair::plan_divergence),
         }
     }
 

@@ -2,11 +2,14 @@
 
 use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "meta-duplicate";
+
 pub struct MetaDuplicate;
 
 impl Check for MetaDuplicate {
     fn id(&self) -> &'static str {
-        "meta-duplicate"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -39,7 +42,7 @@ Repair
             applicability: Applicability::Safe,
             what: "only when `--server-version 1.43.0` or newer is given (the rules default to the newest known, 1.58.2, as for `diagnose`, but dropping the agent is never a default: servers before 1.43 would stop listing the conversation): remove `agent` from meta.json (what those servers do at their next hydration); `workspace` and every other key stay, since they are still required",
             guards: "meta.json's agent holds no real secret (Fernet token or value) that base_state.json lacks",
-            planner: Some(crate::fix::meta::plan_duplicate),
+            planner: Some(super::meta_repair::plan_duplicate),
         }
     }
 

@@ -6,6 +6,9 @@
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::store::ParentRef;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "misparented-recovery-error";
+
 pub struct MisparentedRecoveryError;
 
 /// The text the agent-server writes (`EventService.start`, ≥1.7.4).
@@ -84,7 +87,7 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
 
 impl Check for MisparentedRecoveryError {
     fn id(&self) -> &'static str {
-        "misparented-recovery-error"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -117,7 +120,7 @@ Repair
             applicability: Applicability::Safe,
             what: "set the crash-recovery AgentErrorEvent's `parent_id` to the ActionEvent with the same `tool_call_id` (#4488)",
             guards: "exactly one ActionEvent has that `tool_call_id`, before the error; nothing else answered it",
-            planner: Some(crate::fix::recovery_error::plan),
+            planner: Some(plan),
         }
     }
 
@@ -144,5 +147,26 @@ Repair
             }
             out.push(Finding::new(self.id(), sev, ctx.event_path(m.error), msg).fixable(m.safe));
         }
+    }
+}
+
+/// Re-parent a crash-recovery error onto its ActionEvent (what #4488 does).
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    for m in find(ctx) {
+        let rel = ctx.event_path(m.error);
+        if !m.safe {
+            p.leave(
+                rel,
+                "that tool call has more than one action or result; which one the error answers needs a human",
+            );
+            continue;
+        }
+        let target = ctx.reader.id(m.action).to_string();
+        let what = format!(
+            "re-parent the recovery error {} onto its action {} ({target})",
+            super::ix(m.error),
+            super::ix(m.action)
+        );
+        p.relink(rel, &target, crate::edit::Safety::Safe, what);
     }
 }

@@ -10,39 +10,42 @@ use serde::Serialize;
 use crate::secrets::Redactor;
 use crate::store::{Conversation, Index};
 use crate::version::Version;
-use crate::view::{LoadError, Reader, Views};
+use crate::view::{LoadError, ReadError, Reader, Views};
 
-mod abandoned_branch;
-mod bad_event_filename;
-mod changed_during_read;
-mod dangling_parent;
-mod duplicate_event_id;
-mod duplicate_index;
-mod empty_conversation;
+pub mod abandoned_branch;
+pub mod bad_event_filename;
+pub mod changed_during_read;
+pub mod dangling_parent;
+pub mod duplicate_event_id;
+pub mod duplicate_index;
+pub mod empty_conversation;
 pub mod false_root;
-mod filename_id_mismatch;
+pub mod filename_id_mismatch;
 pub mod head_lag;
 pub mod id_mismatch;
-mod index_gap;
-mod interrupted_repair;
-mod invalid_event;
-mod invalid_state;
-mod legacy_tail_hazard;
+pub mod index_gap;
+pub mod interrupted_repair;
+pub mod invalid_event;
+pub mod invalid_state;
+pub mod legacy_tail_hazard;
 pub mod live_lease;
 pub mod meta_divergence;
-mod meta_duplicate;
+pub mod meta_duplicate;
 pub mod misparented_recovery_error;
 pub mod not_listed;
-mod parent_cycle;
+pub mod parent_cycle;
 pub mod plaintext_secret;
-mod secret_undecryptable;
-mod shadowed;
-mod stale_leaf;
-mod stale_running;
-mod unknown_field;
-mod unknown_kind;
-mod unreadable_event;
-mod unreadable_state;
+pub mod secret_undecryptable;
+pub mod shadowed;
+pub mod stale_leaf;
+pub mod stale_running;
+pub mod unknown_field;
+pub mod unknown_kind;
+pub mod unreadable_event;
+pub mod unreadable_state;
+
+mod meta_repair;
+mod set_aside;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
@@ -210,10 +213,10 @@ impl Applicability {
     }
 }
 
-/// Plans a check's repair: reads the context, adds edits (or moves) to the
-/// plan, or leaves a finding with the reason.
-pub type Planner =
-    fn(&Ctx, &crate::fix::RepairOptions, &mut crate::fix::Edits, &mut crate::fix::Plan);
+/// Plans a check's repair on the state of the current pass: reads the
+/// context, proposes changes (each tagged safe or unsafe), or leaves a
+/// finding with the reason. It never writes and never reads `--unsafe-fixes`.
+pub type Planner = fn(&Ctx, &mut crate::edit::Proposals);
 
 /// The repair a check proposes, declared once next to its id and text:
 /// `repair` dispatches from it, and docs/repair.md's table and
@@ -311,6 +314,38 @@ pub fn run_all(ctx: &Ctx, selected: &dyn Fn(&str) -> bool) -> Vec<Finding> {
             .then_with(|| a.check.cmp(b.check))
     });
     out
+}
+
+/// Why the SDK cannot read an event, as a message says it: untrusted values
+/// redacted and clipped.
+pub fn describe_read_error(e: &ReadError, ctx: &Ctx) -> String {
+    match e {
+        ReadError::UnknownKind { kind, field } => format!(
+            "its {field} `{}` is not a kind this SDK knows",
+            ctx.quote(kind)
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Propose moving every count marker (`events/.eventlog-len-N.marker`, SDK
+/// 1.47+) into the backup: a repair that puts a file at an index a writer
+/// with the log open does not know of must make that writer count the files
+/// again before its next append (it skips the count while a marker names
+/// its length), or it would write over that index.
+pub fn drop_count_markers(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    for name in &ctx.conv.events.other {
+        if crate::store::event::is_count_marker(name) {
+            p.push(
+                format!("events/{name}"),
+                crate::edit::Action::Remove,
+                crate::edit::Safety::Safe,
+                format!(
+                    "move the count marker `{name}` into the backup (a writer that has the log open counts the files again before its next append)"
+                ),
+            );
+        }
+    }
 }
 
 /// `00042`: an index as the file names spell it.

@@ -6,6 +6,9 @@ use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::{self, lease, Inputs, Verdict};
 use crate::view::LoadError;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "not-listed";
+
 pub struct NotListed;
 
 /// The listing verdict for this conversation and release.
@@ -67,7 +70,7 @@ fn running_unreadable(ctx: &Ctx) -> Option<String> {
 
 impl Check for NotListed {
     fn id(&self) -> &'static str {
-        "not-listed"
+        ID
     }
 
     fn summary(&self) -> &'static str {

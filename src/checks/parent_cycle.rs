@@ -1,13 +1,16 @@
 //! `parent-cycle`: following `parent_id`s comes back to where it started.
 
-use super::{ix, Check, Ctx, Finding, Repair, Severity};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
+
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "parent-cycle";
 
 pub struct ParentCycle;
 
 impl Check for ParentCycle {
     fn id(&self) -> &'static str {
-        "parent-cycle"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -25,11 +28,21 @@ Why it matters
   Causes: an explicit forward `parent_id` from patched or custom code (#4089).
 
 Repair
-  None automatic: which link is wrong cannot be decided from disk alone."
+  Unsafe (only with `repair --unsafe-fixes`): a loop needs a link that
+  points forward (to a later index), which the SDK never writes (#4089
+  refuses an unknown parent on append). Each such link of the loop is
+  re-linked to the readable event before it in index order, the parent a
+  tolerant reader assumes; the SDK's walk then ends. Which link was wrong
+  cannot be known for certain, hence unsafe."
     }
 
     fn repair(&self) -> Repair {
-        Repair::manual("which link is wrong cannot be decided from disk alone")
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "re-link each event of the loop whose `parent_id` points forward (to a later index, which the SDK never writes) to the readable event before it in index order",
+            guards: "the event is on a loop and its parent is later in the log; unsafe because which link of the loop was wrong cannot be known for certain",
+            planner: Some(plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -83,5 +96,75 @@ Repair
                 state[w] = 2;
             }
         }
+    }
+}
+
+/// Every event on a loop of explicit links (iteratively, so a long chain
+/// costs no stack).
+fn on_loops(ctx: &Ctx) -> Vec<usize> {
+    let r = &ctx.reader;
+    let n = r.len();
+    let mut state = vec![0u8; n];
+    let mut out = Vec::new();
+    for start in 0..n {
+        let mut walk = Vec::new();
+        let mut cur = Some(start);
+        while let Some(i) = cur {
+            match state[i] {
+                2 => break,
+                1 => {
+                    let from = walk.iter().position(|&w| w == i).unwrap_or(0);
+                    out.extend_from_slice(&walk[from..]);
+                    break;
+                }
+                _ => {}
+            }
+            state[i] = 1;
+            walk.push(i);
+            cur = r
+                .record(i)
+                .and_then(|rec| rec.parent.id())
+                .and_then(|p| r.index.id_to_idx.get(p).copied());
+        }
+        for w in walk {
+            state[w] = 2;
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Re-link each forward link of a loop to the readable event before it.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    let r = &ctx.reader;
+    for i in on_loops(ctx) {
+        let Some(parent) = r
+            .record(i)
+            .and_then(|rec| rec.parent.id())
+            .and_then(|p| r.index.id_to_idx.get(p).copied())
+        else {
+            continue;
+        };
+        if parent <= i {
+            continue;
+        }
+        let rel = ctx.event_path(i);
+        let Some(t) = (0..i).rev().find(|&j| r.read(j).is_ok()) else {
+            p.leave(rel, "no readable event before it to re-link it to");
+            continue;
+        };
+        let tid = r.id(t).to_string();
+        p.relink(
+            rel,
+            &tid,
+            crate::edit::Safety::Unsafe,
+            format!(
+                "re-link event {} (its parent, event {}, comes after it: a loop) to the event before it, {} ({tid})",
+                ix(i),
+                ix(parent),
+                ix(t)
+            ),
+        );
     }
 }

@@ -3,11 +3,14 @@
 use super::{plural, Check, Ctx, Finding, Repair, Severity};
 use crate::secrets::{credential_slots, secret_form, SecretForm};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "plaintext-secret";
+
 pub struct PlaintextSecret;
 
 impl Check for PlaintextSecret {
     fn id(&self) -> &'static str {
-        "plaintext-secret"
+        ID
     }
 
     fn summary(&self) -> &'static str {

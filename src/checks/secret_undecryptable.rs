@@ -11,6 +11,9 @@ use sha2::{Digest, Sha256};
 
 use super::{Check, Ctx, Finding, Repair, Severity};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "secret-undecryptable";
+
 pub struct SecretUndecryptable;
 
 /// `FERNET_TOKEN_PREFIX` of `openhands.sdk.utils.cipher`.
@@ -126,7 +129,7 @@ fn tokens<'a>(v: &'a Value, path: &mut Vec<String>, out: &mut Vec<(String, &'a s
 
 impl Check for SecretUndecryptable {
     fn id(&self) -> &'static str {
-        "secret-undecryptable"
+        ID
     }
 
     fn summary(&self) -> &'static str {

@@ -4,11 +4,14 @@
 use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::{self, json_uuid, Era};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "shadowed";
+
 pub struct Shadowed;
 
 impl Check for Shadowed {
     fn id(&self) -> &'static str {
-        "shadowed"
+        ID
     }
 
     fn summary(&self) -> &'static str {

@@ -3,11 +3,14 @@
 use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "stale-leaf";
+
 pub struct StaleLeaf;
 
 impl Check for StaleLeaf {
     fn id(&self) -> &'static str {
-        "stale-leaf"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -35,8 +38,8 @@ Repair
         Repair {
             applicability: Applicability::Unsafe,
             what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD",
-            guards: "the HEAD's id is in no file at all (one beyond a gap or in a lost duplicate is left to those repairs); unsafe because with several branches it may pick another one",
-            planner: Some(crate::fix::guess::plan_stale_leaf),
+            guards: "the HEAD's id is in no file at all (one beyond a gap or in a lost duplicate comes back when those are repaired, in the same run); unsafe because with several branches it may pick another one",
+            planner: Some(plan),
         }
     }
 
@@ -70,4 +73,39 @@ Repair
             format!("leaf_event_id names an event the SDK cannot find ({why}); the conversation fails to load (KeyError)"),
         ));
     }
+}
+
+/// Point the HEAD at the last real event of the log (not a state update),
+/// what the SDK falls back to without a HEAD.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    const REL: &str = "base_state.json";
+    let Some(LoadError::UnknownLeaf { id }) = ctx.load_error() else {
+        return;
+    };
+    if ctx.conv.events.files.iter().any(|f| &f.name_id == id) {
+        p.leave(
+            REL,
+            "the HEAD's file exists but the SDK does not index it: it comes back when the gap is closed or the doubled index decided",
+        );
+        return;
+    }
+    let Some(t) = (0..ctx.reader.len())
+        .rev()
+        .find(|&j| ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()))
+    else {
+        p.leave(REL, "no readable event to point the HEAD at");
+        return;
+    };
+    let tid = ctx.reader.id(t).to_string();
+    let what = format!(
+        "point the HEAD at the last real event, {} ({tid})",
+        super::ix(t)
+    );
+    p.set(
+        REL,
+        "/leaf_event_id",
+        serde_json::Value::from(tid),
+        crate::edit::Safety::Unsafe,
+        what,
+    );
 }

@@ -3,14 +3,17 @@
 use serde_json::Value;
 
 use super::live_lease::model_state;
-use super::{Check, Ctx, Finding, Repair, Severity};
+use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::server::lease::Lease;
+
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "stale-running";
 
 pub struct StaleRunning;
 
 impl Check for StaleRunning {
     fn id(&self) -> &'static str {
-        "stale-running"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -33,12 +36,26 @@ Why it matters
   `misparented-recovery-error`).
 
 Repair
-  None needed: the server's own recovery handles it. Do not edit
-  execution_status by hand."
+  The agent-server makes this recovery itself at its next start. Where
+  that does not happen (a stale lease the server keeps taking for live,
+  SDK#4893; or the folder is being examined away from its server), `repair
+  --unsafe-fixes` makes the same change the server's own crash recovery
+  makes (event_service.py): `execution_status` becomes `error` and, when
+  the first tool call of the log that nothing answers is not answered by any
+  result either, an AgentErrorEvent \"A restart occurred while this tool was
+  in progress...\" answering it is appended, parented to that action
+  (#4488), and becomes the HEAD. Only for agent-server folders (with
+  meta.json): an SDK process, which holds no lease, may be running an
+  SDK-only one. Unsafe because the run's end is declared, not observed."
     }
 
     fn repair(&self) -> Repair {
-        Repair::manual("none needed: the server's own recovery handles it")
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "the agent-server's own crash recovery: `execution_status` becomes `error`, and the first tool call nothing answers gets the server's \"A restart occurred\" AgentErrorEvent, parented to its action and made the HEAD",
+            guards: "no live lease; meta.json present (an agent-server folder); a contiguous log every event of which the SDK reads (gaps and unreadable events are repaired first, in the same run); unsafe because the run's end is declared, not observed",
+            planner: Some(plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -80,4 +97,159 @@ Repair
             format!("execution_status is `running` but no server holds the conversation{lease}: the last run ended in a crash; the agent-server marks it `error` and recovers it {when}"),
         ));
     }
+}
+
+/// What the agent-server writes after a crash (event_service.py).
+const RESTART_ERROR: &str = "A restart occurred while this tool was in progress. This may indicate a fatal memory error or system crash. The tool execution was interrupted and did not complete.";
+
+fn is_running(ctx: &Ctx) -> bool {
+    ctx.conv
+        .base_state
+        .value()
+        .and_then(|b| b.get("execution_status"))
+        .and_then(Value::as_str)
+        == Some("running")
+}
+
+/// The agent-server's crash recovery, made on disk.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::placeholder::derived_id;
+    use crate::edit::{Action, Safety};
+    if !is_running(ctx) || matches!(model_state(ctx), Lease::Live(..)) {
+        return;
+    }
+    const REL: &str = "base_state.json";
+    if !ctx.conv.meta.exists() {
+        p.leave(
+            REL,
+            "an SDK-only conversation (no meta.json): an SDK process, which holds no lease, may be running it",
+        );
+        return;
+    }
+    let n = ctx.reader.len();
+    if ctx.index.gap_at.is_some() || !ctx.index.duplicate_idx.is_empty() {
+        p.leave(
+            REL,
+            "the log's index must be contiguous first (an index gap or a doubled index is repaired first)",
+        );
+        return;
+    }
+    if (0..n).any(|i| ctx.reader.read(i).is_err()) {
+        p.leave(
+            REL,
+            "the server's recovery reads every event: the events it cannot read are set aside first",
+        );
+        return;
+    }
+    p.set(
+        REL,
+        "/execution_status",
+        Value::from("error"),
+        Safety::Unsafe,
+        "execution_status: running → error (what the agent-server's crash recovery sets)".into(),
+    );
+    // get_unmatched_actions over the whole log, in order: an action no
+    // later observation or rejection names, and no later error answers
+    let mut observed_actions = std::collections::HashSet::new();
+    let mut observed_calls = std::collections::HashSet::new();
+    let mut unmatched = Vec::new();
+    for i in (0..n).rev() {
+        let Ok(r) = ctx.reader.read(i) else { continue };
+        match r.kind.as_str() {
+            "ObservationEvent" | "UserRejectObservation" => {
+                observed_actions.extend(r.action_id.as_deref());
+            }
+            "AgentErrorEvent" => observed_calls.extend(r.tool_call_id.as_deref()),
+            "ActionEvent"
+                if r.action_kind.is_some()
+                    && !observed_actions.contains(ctx.reader.id(i))
+                    && !r
+                        .tool_call_id
+                        .as_deref()
+                        .is_some_and(|t| observed_calls.contains(t)) =>
+            {
+                unmatched.push(i)
+            }
+            _ => {}
+        }
+    }
+    let Some(&first) = unmatched.last() else {
+        return;
+    };
+    let Ok(action) = ctx.reader.read(first) else {
+        return;
+    };
+    let Some(tc) = action.tool_call_id.as_deref() else {
+        return;
+    };
+    let answered = (0..n).any(|j| {
+        ctx.reader.read(j).is_ok_and(|r| {
+            matches!(
+                r.kind.as_str(),
+                "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent"
+            ) && r.tool_call_id.as_deref() == Some(tc)
+        })
+    });
+    if answered {
+        return;
+    }
+    let path = ctx.conv.dir.join(ctx.event_path(first));
+    let Some(tool_name) = crate::store::fsread::read_regular(&path)
+        .ok()
+        .and_then(|(b, _)| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v.get("tool_name").and_then(Value::as_str).map(String::from))
+    else {
+        p.leave(
+            REL,
+            "the unanswered action has no `tool_name` to answer it with",
+        );
+        return;
+    };
+    let action_id = ctx.reader.id(first);
+    let mut seed = ctx.conv.folder.as_bytes().to_vec();
+    seed.extend_from_slice(b"/crash-recovery/");
+    seed.extend_from_slice(action_id.as_bytes());
+    let id = derived_id(&seed);
+    // the newest timestamp of the log, so the order stays monotone
+    let ts = (0..n)
+        .rev()
+        .find_map(|j| ctx.reader.record(j).and_then(|r| r.timestamp.clone()))
+        .unwrap_or_else(|| "1970-01-01T00:00:00".into());
+    let j = |v: &str| serde_json::to_string(v).unwrap_or_default();
+    let text = format!(
+        "{{\"id\":{},\"timestamp\":{},\"source\":\"agent\",\"parent_id\":{},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"AgentErrorEvent\"}}",
+        j(&id),
+        j(&ts),
+        j(action_id),
+        j(&tool_name),
+        j(tc),
+        j(RESTART_ERROR)
+    );
+    let name = crate::store::event::canonical_name(n as u64, &id);
+    let like = match n.checked_sub(1) {
+        Some(last) => ctx.event_path(last),
+        None => REL.to_string(),
+    };
+    p.push(
+        format!("events/{name}"),
+        Action::Create {
+            bytes: text.into_bytes(),
+            like,
+        },
+        Safety::Unsafe,
+        format!(
+            "answer tool call `{}` of event {} with the agent-server's crash-recovery AgentErrorEvent ({id}), as the new HEAD",
+            ctx.quote(tc),
+            super::ix(first)
+        ),
+    );
+    p.set(
+        REL,
+        "/leaf_event_id",
+        Value::from(id),
+        Safety::Unsafe,
+        "the HEAD moves to the recovery error (the server appends it through the conversation)"
+            .into(),
+    );
+    super::drop_count_markers(ctx, p);
 }

@@ -1,14 +1,17 @@
 //! `unknown-field`: an event carries a key the selected release's model of
 //! that kind does not have. Events forbid extra keys, so the SDK refuses it.
 
-use super::{ix, Check, Ctx, Finding, Repair};
+use super::{ix, Applicability, Check, Ctx, Finding, Repair};
 use crate::view::ReadError;
+
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "unknown-field";
 
 pub struct UnknownField;
 
 impl Check for UnknownField {
     fn id(&self) -> &'static str {
-        "unknown-field"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -32,12 +35,21 @@ Why it matters
   (warning).
 
 Repair
-  None: run a server at least as new as the one that wrote the
-  conversation. `--server-version` selects the release whose fields apply."
+  Best: run a server at least as new as the one that wrote the
+  conversation. `--server-version` selects the release whose fields apply.
+  Otherwise, unsafe (only with `repair --unsafe-fixes`): the key is dropped
+  from the event (one a pass, until the event reads), its value kept in the
+  run's backup; a newer release then no longer sees that value. A
+  `parent_id` that a pre-tree release refuses is never dropped."
     }
 
     fn repair(&self) -> Repair {
-        Repair::manual("run a server at least as new as the one that wrote the conversation")
+        Repair {
+            applicability: Applicability::Unsafe,
+            what: "drop the key the release forbids from that event (one key a pass, until the event reads); the value stays in the run's backup. The better fix is a server at least as new as the one that wrote the conversation",
+            guards: "a top-level key of an event of the log that the release's model of its kind does not have; never `parent_id` (a pre-tree reader is told to upgrade instead); unsafe because a newer release loses that value",
+            planner: Some(plan),
+        }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -59,5 +71,34 @@ Repair
                 ),
             ));
         }
+    }
+}
+
+/// Drop the first key the release does not know, from each such event.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    for i in 0..ctx.reader.len() {
+        let Err(ReadError::UnknownField { kind, field }) = ctx.reader.read(i) else {
+            continue;
+        };
+        let rel = ctx.event_path(i);
+        if field == "parent_id" {
+            p.leave(
+                rel,
+                "a pre-tree release cannot read a tree-era event: run 1.31 or newer",
+            );
+            continue;
+        }
+        p.drop_key(
+            rel,
+            &format!("/{}", field.replace('~', "~0").replace('/', "~1")),
+            crate::edit::Safety::Unsafe,
+            format!(
+                "drop `{}` from event {} ({}), which SDK {} does not know for that kind",
+                ctx.quote(&field),
+                ix(i),
+                ctx.quote(&kind),
+                ctx.reader.kinds.source
+            ),
+        );
     }
 }

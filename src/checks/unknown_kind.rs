@@ -4,6 +4,9 @@
 use super::{ix, Applicability, Check, Ctx, Finding, Repair};
 use crate::view::ReadError;
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "unknown-kind";
+
 pub struct UnknownKind;
 
 fn hint(kind: &str) -> &'static str {
@@ -18,7 +21,7 @@ fn hint(kind: &str) -> &'static str {
 
 impl Check for UnknownKind {
     fn id(&self) -> &'static str {
-        "unknown-kind"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -42,17 +45,18 @@ Why it matters
 
 Repair
   Best: make the kind importable on the server (install the custom tool's
-  module). Otherwise, unsafe (only with `repair --unsafe-fixes`): quarantine
-  the event as for `unreadable-event`. `--server-version` selects which
-  release's kinds are used."
+  module). Otherwise, unsafe (only with `repair --unsafe-fixes`): set the
+  event aside as for `unreadable-event` (a placeholder with the same id and
+  parent takes its slot; the file is kept in the run's backup).
+  `--server-version` selects which release's kinds are used."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "quarantine the event (as for `unreadable-event`); the better fix is to make the kind importable on the server",
+            what: "set the event aside (as for `unreadable-event`); the better fix is to make the kind importable on the server",
             guards: "as for `unreadable-event`",
-            planner: Some(crate::fix::quarantine::plan_unreadable),
+            planner: Some(plan),
         }
     }
 
@@ -76,4 +80,9 @@ Repair
             ));
         }
     }
+}
+
+/// Set aside every event of the log whose kind the release does not know.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    super::set_aside::plan(ctx, p, super::set_aside::Class::UnknownKind);
 }

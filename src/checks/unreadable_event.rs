@@ -4,11 +4,14 @@
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::{LoadError, ReadError};
 
+/// The check's id: stable, kebab-case; scripts depend on it.
+pub const ID: &str = "unreadable-event";
+
 pub struct UnreadableEvent;
 
 impl Check for UnreadableEvent {
     fn id(&self) -> &'static str {
-        "unreadable-event"
+        ID
     }
 
     fn summary(&self) -> &'static str {
@@ -32,22 +35,24 @@ Why it matters
   UI skips it and its content is simply not shown (warning).
 
 Repair
-  Unsafe (only with `repair --unsafe-fixes`): quarantine. The file is moved
-  into the run's backup (never deleted), the files after it are renumbered
-  (renames only), the event whose parent it was is re-linked to the nearest
-  readable event before it, and the HEAD moves off it if it was the HEAD.
-  An observation whose tool call nothing else answers is replaced, in its
-  slot, by the AgentErrorEvent the agent-server writes after a crash, so the
-  call is not run again on resume. The content of a broken event cannot be
-  invented: restore the file from a backup instead if there is one."
+  Unsafe (only with `repair --unsafe-fixes`): set it aside. The file keeps
+  its name; its bytes go into the run's backup (never deleted) and a small
+  placeholder event with the same id and the same parent takes its slot, so
+  nothing is renumbered, no child or HEAD is re-linked, and a process that
+  has the log open appends where it expects to. The placeholder is the
+  AgentErrorEvent the agent-server writes after a crash when the event was a
+  tool call's result nothing else answers (so the call is not run again on
+  resume), otherwise a ConversationErrorEvent, which the SDK never sends to
+  the LLM and the UI shows where the event was. The content of a broken event cannot
+  be invented: restore the file from a backup instead if there is one."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "quarantine: move the event file into the run's backup, renumber the files after it (renames only), re-link the event whose parent it was to the nearest kept event before it, move the HEAD off it if it was the HEAD; when it followed an ActionEvent that nothing else answers, put an AgentErrorEvent with that `tool_call_id` in its slot (as the agent-server does after a crash) so the call is not run again",
-            guards: "an event file in the contiguous log (not beyond a gap), not index 0; unsafe because the agent loses sight of that event",
-            planner: Some(crate::fix::quarantine::plan_unreadable),
+            what: "set the event aside: its file goes into the run's backup and a placeholder with the same id and parent takes its slot (the agent-server's AgentErrorEvent when it was a tool call's result nothing else answers, otherwise a ConversationErrorEvent the LLM never sees); nothing is renumbered or re-linked",
+            guards: "an event of the contiguous log (one beyond a gap is planned once the gap is closed, in the same run); its parent kept, or recovered from what the cut-off file still names whole, or (a tree-era log) the event before it; unsafe because the agent loses sight of that event",
+            planner: Some(plan),
         }
     }
 
@@ -94,4 +99,9 @@ Repair
             }
         }
     }
+}
+
+/// Set aside every event of the log that cannot be read at all.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    super::set_aside::plan(ctx, p, super::set_aside::Class::Unreadable);
 }

@@ -210,6 +210,20 @@ fn components(rel: &str) -> Result<Vec<&str>, String> {
     Ok(parts)
 }
 
+/// What a file held when the plan was made: its bytes, their sha256, or (a
+/// file only renamed, whose bytes the plan never kept or hashed) the size
+/// and modification time the proof's read saw.
+#[derive(Clone, Copy)]
+enum Planned<'a> {
+    Bytes(&'a [u8]),
+    Sha256(&'a str),
+    Stat(u64, Option<std::time::SystemTime>),
+}
+
+/// What [`still_as_read`] found: the file's directory handle, name, owner,
+/// modification time (seconds, nanoseconds) and the sha256 of its bytes.
+type AsRead = (OwnedFd, String, Owner, (i64, i64), String);
+
 /// A file a repair is about to replace or move, checked under the lock: it
 /// still holds the bytes the plan was made from, has one link, and (unless
 /// root) belongs to the invoking user, so its owner can be kept. Returns its
@@ -217,12 +231,22 @@ fn components(rel: &str) -> Result<Vec<&str>, String> {
 fn still_as_read(
     conv: &OwnedFd,
     rel: &str,
-    planned: &[u8],
+    planned: Planned,
     verb: &str,
-) -> Result<(OwnedFd, String, Owner, (i64, i64)), String> {
+) -> Result<AsRead, String> {
     let (dir, name) = open_parent(conv, rel).map_err(|err| format!("{rel}: {err}"))?;
     let (now, st) = read_at(&dir, &name).map_err(|err| format!("{rel}: {err}"))?;
-    if now != planned {
+    let sha = sha256(&now);
+    let same = match planned {
+        Planned::Bytes(b) => now == b,
+        Planned::Sha256(h) => sha == h,
+        Planned::Stat(size, mtime) => {
+            let at = std::time::UNIX_EPOCH
+                + std::time::Duration::new(st.st_mtime as u64, st.st_mtime_nsec as u32);
+            now.len() as u64 == size && mtime == Some(at)
+        }
+    };
+    if !same {
         return Err(format!(
             "{rel} changed since it was read; nothing was changed"
         ));
@@ -248,7 +272,13 @@ fn still_as_read(
             owner.uid
         ));
     }
-    Ok((dir, name, owner, (st.st_mtime, st.st_mtime_nsec as i64)))
+    Ok((
+        dir,
+        name,
+        owner,
+        (st.st_mtime, st.st_mtime_nsec as i64),
+        sha,
+    ))
 }
 
 /// The directory holding `rel` below `root` (each step opened without
@@ -456,6 +486,9 @@ fn still_at(dir: &OwnedFd, root: &Path, rel_dir: &[&str]) -> Result<(), String> 
 #[derive(Debug)]
 pub struct Locks {
     _held: Vec<OwnedFd>,
+    /// `events/.eventlog.lock` did not exist and was created to be taken
+    /// (the run's manifest records it, so `undo` removes it again).
+    pub created_lock: bool,
 }
 
 fn euid() -> u32 {
@@ -514,16 +547,25 @@ pub fn lock_conversation(conv: &OwnedFd) -> Result<Locks, String> {
     }
     let events = match rfs::openat(conv, "events", DIR_FLAGS, Mode::empty()) {
         Ok(fd) => fd,
-        Err(e) if e == rustix::io::Errno::NOENT => return Ok(Locks { _held: held }),
+        Err(e) if e == rustix::io::Errno::NOENT => {
+            return Ok(Locks {
+                _held: held,
+                created_lock: false,
+            })
+        }
         Err(e) if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR => {
             return Err("`events` is a link or not a directory; nothing was changed".into())
         }
         Err(e) => return Err(format!("cannot open events/: {e}")),
     };
     const LOCK: &str = ".eventlog.lock";
+    let mut created_lock = false;
     let fd = match rfs::openat(&events, LOCK, LOCK_OPEN, Mode::empty()) {
         Ok(fd) => fd,
-        Err(e) if e == rustix::io::Errno::NOENT => create_lock_like_dir(&events, LOCK)?,
+        Err(e) if e == rustix::io::Errno::NOENT => {
+            created_lock = true;
+            create_lock_like_dir(&events, LOCK)?
+        }
         Err(e) if e == rustix::io::Errno::LOOP => return Err(
             "events/.eventlog.lock is a symbolic link, which is not followed; nothing was changed"
                 .into(),
@@ -531,7 +573,10 @@ pub fn lock_conversation(conv: &OwnedFd) -> Result<Locks, String> {
         Err(e) => return Err(format!("cannot open events/.eventlog.lock: {e}")),
     };
     held.push(take_lock(fd, "events/.eventlog.lock")?);
-    Ok(Locks { _held: held })
+    Ok(Locks {
+        _held: held,
+        created_lock,
+    })
 }
 
 fn create_lock_like_dir(dir: &OwnedFd, name: &str) -> Result<OwnedFd, String> {
@@ -730,6 +775,18 @@ impl Run {
 // ---------------------------------------------------------------------------
 // Applying and undoing.
 
+/// The owner, group and mode of an existing regular file below `conv`
+/// (not a link, one link only).
+fn owner_at(conv: &OwnedFd, rel: &str) -> Result<Owner, String> {
+    let (dir, name) = open_parent(conv, rel).map_err(|e| e.to_string())?;
+    let st = rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+        .map_err(|e| errno(e).to_string())?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || st.st_nlink != 1 {
+        return Err(format!("{rel} is not a regular file with one link"));
+    }
+    Ok(Owner::of(&st))
+}
+
 /// Apply a verified plan. On any failure before the first rename, nothing
 /// has changed; after it, the manifest already lists every file so `undo`
 /// can restore them.
@@ -738,7 +795,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         std::fs::canonicalize(&plan.dir).map_err(|e| format!("{}: {e}", plan.dir.display()))?;
     let conv = open_dir_path(&abs).map_err(|e| format!("{}: {e}", abs.display()))?;
     let cst = rfs::fstat(&conv).map_err(|e| e.to_string())?;
-    let _locks = lock_conversation(&conv)?;
+    let locks = lock_conversation(&conv)?;
     // Under the locks, the lease and the files must be what was planned.
     if crate::checks::live_lease::is_live(&abs) {
         return Err(
@@ -748,14 +805,20 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     let mut staged = Vec::new();
     for e in &plan.edits {
-        let (dir, name, owner, mtime) = still_as_read(&conv, &e.rel, &e.before, "replace")?;
+        let (dir, name, owner, mtime, _) =
+            still_as_read(&conv, &e.rel, Planned::Bytes(&e.before), "replace")?;
         staged.push((e, dir, name, owner, mtime));
     }
     // Moves: each file must still hold the bytes planned, have one link,
     // and its new name must be free.
     let mut moves = Vec::new();
     for m in &plan.moves {
-        let (dir, name, owner, mtime) = still_as_read(&conv, &m.rel, &m.bytes, "move")?;
+        let planned = match (&m.bytes, &m.seen) {
+            (Some(b), _) => Planned::Bytes(b),
+            (None, Some((size, mtime))) => Planned::Stat(*size, *mtime),
+            (None, None) => Planned::Sha256(&m.sha256),
+        };
+        let (dir, name, owner, mtime, sha) = still_as_read(&conv, &m.rel, planned, "move")?;
         let to_name = match &m.to {
             Some(to) => {
                 let (tdir, tname) = open_parent(&conv, to).map_err(|err| format!("{to}: {err}"))?;
@@ -771,7 +834,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             }
             None => None,
         };
-        moves.push((m, dir, name, to_name, owner, mtime));
+        moves.push((m, dir, name, to_name, owner, mtime, sha));
     }
     // Backups and manifest first.
     // What every manifest entry of this conversation shares; each kind of
@@ -794,6 +857,20 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         created: false,
         mtime: None,
     };
+    // the SDK's lock file this run created (the folder had none): undo
+    // removes it again, so an undone folder is the original, name for name
+    if locks.created_lock {
+        let owner = Owner {
+            uid: cst.st_uid,
+            gid: cst.st_gid,
+            mode: 0o644,
+        };
+        run.manifest.files.push(ManifestEntry {
+            sha256_after: sha256(b""),
+            created: true,
+            ..entry(EVENT_LOCK, &[], &owner)
+        });
+    }
     for (e, _, _, owner, mtime) in &staged {
         let backup = format!("{ordinal:04}/{}", e.rel);
         run.backup(&backup, &e.before)
@@ -811,19 +888,30 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             ..entry(&e.rel, &e.checks, owner)
         });
     }
-    for (m, _, _, _, owner, mtime) in &moves {
-        let backup = format!("{ordinal:04}/{}", m.rel);
-        run.backup(&backup, &m.bytes)
-            .map_err(|err| format!("backup of {}: {err}", m.rel))?;
+    for (m, _, _, _, owner, mtime, sha) in &moves {
         // a file both edited and renamed has one entry (above)
         if staged.iter().any(|(e, ..)| e.rel == m.rel) {
             continue;
         }
-        let sha = sha256(&m.bytes);
+        // a file taken out is backed up (the copy is its only copy); one
+        // only renamed needs no copy: undo renames it back, checked by hash
+        let backup = format!("{ordinal:04}/{}", m.rel);
+        let backup = match &m.bytes {
+            Some(bytes) => {
+                run.backup(&backup, bytes)
+                    .map_err(|err| format!("backup of {}: {err}", m.rel))?;
+                backup
+            }
+            None => String::new(),
+        };
         run.manifest.files.push(ManifestEntry {
             backup,
             sha256_before: sha.clone(),
-            sha256_after: if m.to.is_some() { sha } else { String::new() },
+            sha256_after: if m.to.is_some() {
+                sha.clone()
+            } else {
+                String::new()
+            },
             renamed_to: m.to.clone(),
             quarantined: m.to.is_none(),
             mtime: Some(*mtime),
@@ -838,11 +926,17 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
             return Err(format!("{} already exists; nothing was changed", c.rel));
         }
-        let owner = moves
-            .iter()
-            .find(|(m, ..)| m.rel == c.like)
-            .map(|(.., o, _)| *o)
-            .ok_or_else(|| format!("{}: no file to take the owner and mode from", c.rel))?;
+        let owner = match moves.iter().find(|(m, ..)| m.rel == c.like) {
+            Some((.., o, _, _)) => *o,
+            None => staged
+                .iter()
+                .find(|(e, ..)| e.rel == c.like)
+                .map(|(.., o, _)| *o)
+                .map_or_else(|| owner_at(&conv, &c.like), Ok)
+                .map_err(|why| {
+                    format!("{}: no file to take the owner and mode from ({why})", c.rel)
+                })?,
+        };
         run.manifest.files.push(ManifestEntry {
             sha256_after: sha256(&c.bytes),
             created: true,
@@ -855,7 +949,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     for (m, ..) in moves.iter().filter(|(m, ..)| m.to.is_none()) {
         let rel = format!("{ordinal:04}/{}", m.rel);
         match run.read_back(&rel) {
-            Ok(b) if b == m.bytes => {}
+            Ok(b) if Some(&b) == m.bytes.as_ref() => {}
             _ => {
                 return Err(format!(
                     "the backup copy of {} does not read back; nothing was changed",
@@ -921,7 +1015,7 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     // Quarantines (their verified copies are in the backup), then renames
     // in ascending new index, never replacing a file.
-    for (m, dir, name, to, ..) in &moves {
+    for (m, dir, name, to, _, _, sha) in &moves {
         let parts = components(&m.rel)?;
         match to {
             None => {
@@ -945,9 +1039,9 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
                     .edits
                     .iter()
                     .find(|e| e.rel == m.rel)
-                    .map(|e| &e.after)
-                    .unwrap_or(&m.bytes);
-                if &back != want {
+                    .map(|e| sha256(&e.after))
+                    .unwrap_or_else(|| sha.clone());
+                if sha256(&back) != want {
                     return Err(format!(
                         "{to} does not hold the planned bytes after the rename"
                     ));
@@ -1035,15 +1129,27 @@ pub fn load_run(root: &Path, run_id: &str) -> Result<(RunDir, Manifest), String>
     ))
 }
 
+/// The SDK's lock file, which a repair creates when a folder has none.
+const EVENT_LOCK: &str = "events/.eventlog.lock";
+
 /// Restore every file of a run whose bytes are still what the repair wrote.
 pub fn undo(run: &RunDir, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)> {
     // in reverse: renames (made in ascending order) are undone in
-    // descending order, then quarantined files come back, then edits
+    // descending order, then quarantined files come back, then edits; a
+    // lock file the run created goes last (every restore takes that lock)
+    let is_lock = |e: &ManifestEntry| e.file == EVENT_LOCK && e.created;
     let mut out: Vec<_> = manifest
         .files
         .iter()
         .rev()
-        .map(|e| (e.clone(), restore_one(run, e)))
+        .map(|e| {
+            let r = if is_lock(e) {
+                Restored::AlreadyOriginal // decided below
+            } else {
+                restore_one(run, e)
+            };
+            (e.clone(), r)
+        })
         .collect();
     out.reverse();
     // A conversation all of whose files are back as they were is no longer
@@ -1059,7 +1165,63 @@ pub fn undo(run: &RunDir, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)>
             clear_interrupted(e, &manifest.run_id);
         }
     }
+    let done: Vec<(PathBuf, bool)> = out
+        .iter()
+        .map(|(e, r)| {
+            (
+                e.conversation.clone(),
+                is_lock(e) || !matches!(r, Restored::Refused(_)),
+            )
+        })
+        .collect();
+    for (e, r) in out.iter_mut().filter(|(e, _)| is_lock(e)) {
+        let all_back = done
+            .iter()
+            .filter(|(c, _)| *c == e.conversation)
+            .all(|(_, ok)| *ok);
+        *r = if all_back {
+            remove_created_lock(e)
+        } else {
+            Restored::Refused("kept: other files of the conversation were not restored".into())
+        };
+    }
     out
+}
+
+/// Remove the SDK lock file a repair created, if it is still an empty
+/// regular file with one link that nobody holds (taken while it is removed).
+fn remove_created_lock(e: &ManifestEntry) -> Restored {
+    let conv = match open_repaired_conversation(e) {
+        Ok(fd) => fd,
+        Err(why) => return Restored::Refused(why),
+    };
+    let events = match open_dir_at(&conv, "events") {
+        Ok(fd) => fd,
+        Err(_) => return Restored::AlreadyOriginal,
+    };
+    let name = ".eventlog.lock";
+    let fd = match rfs::openat(&events, name, LOCK_OPEN, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) if e == rustix::io::Errno::NOENT => return Restored::AlreadyOriginal,
+        Err(e) => return Restored::Refused(format!("cannot open it: {e}")),
+    };
+    let fd = match take_lock(fd, EVENT_LOCK) {
+        Ok(fd) => fd,
+        Err(why) => return Restored::Refused(why),
+    };
+    match rfs::fstat(&fd) {
+        Ok(st)
+            if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+                && st.st_size == 0
+                && st.st_nlink == 1 => {}
+        _ => {
+            return Restored::Refused("it is no longer the empty lock file the repair made".into())
+        }
+    }
+    match rfs::unlinkat(&events, name, AtFlags::empty()).and_then(|_| rfs::fsync(&events)) {
+        Ok(()) => Restored::Restored,
+        Err(err) => Restored::Refused(format!("cannot remove it: {err}")),
+    }
 }
 
 /// A file a repair may have written: `base_state.json`, `meta.json`, or an
@@ -1070,18 +1232,14 @@ fn repairable_file(rel: &str) -> bool {
         Some(("events", name)) => {
             !name.contains('/')
                 && (crate::store::event::parse_event_name(name, true).is_some()
-                    || is_count_marker(name))
+                    || is_count_marker(name)
+                    || name == ".eventlog.lock")
         }
         _ => false,
     }
 }
 
-/// The SDK's count marker, `.eventlog-len-N.marker` (1.47+).
-pub fn is_count_marker(name: &str) -> bool {
-    name.strip_prefix(".eventlog-len-")
-        .and_then(|r| r.strip_suffix(".marker"))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
+pub use crate::store::event::is_count_marker;
 
 /// Read a backup copy: every folder on the way and the file must be the
 /// invoking user's and private.

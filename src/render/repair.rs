@@ -127,7 +127,7 @@ pub fn diff(edit: &Edit, shown_path: &str, color: bool, show_content: bool) -> S
 /// changed by redaction or escaping (a secret, a control character), or
 /// when an event file would be printed without `show_content`.
 pub fn patch(w: &mut dyn Write, p: &Plan, show_content: bool) -> io::Result<Option<String>> {
-    if p.refused.is_some() || p.edits.is_empty() {
+    if !p.has_changes() {
         return Ok(None);
     }
     let why = |s: String| Ok(Some(format!("{}: no patch: {s}", sanitize(&p.display))));
@@ -249,8 +249,8 @@ pub fn plan(
                         s,
                         "quarantine  {} ({} bytes, sha256 {}) -> the run's backup",
                         shown(&m.rel),
-                        m.bytes.len(),
-                        &crate::fix::persist::sha256(&m.bytes)[..16]
+                        m.bytes.as_ref().map_or(0, Vec::len),
+                        &m.sha256[..16]
                     );
                 }
             }

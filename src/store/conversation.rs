@@ -157,11 +157,14 @@ pub fn is_conversation_dir(dir: &Path) -> bool {
 /// Planned file contents that replace what is on disk (keyed by the path
 /// relative to the conversation folder), so a repair can be diagnosed again
 /// in memory before anything is written. A path in `files` that is not on
-/// disk is added (a renamed event file); a path in `gone` is left out of
-/// the listing (renamed away or quarantined).
-#[derive(Debug, Default)]
+/// disk is added (a renamed or created file); a path in `renamed` holds the
+/// bytes of the file on disk it names (a rename whose bytes stay: nothing
+/// is copied into memory); a path in `gone` is left out of the listing
+/// (renamed away or quarantined). `files` and `renamed` win over `gone`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Overlay {
     pub files: std::collections::HashMap<String, Vec<u8>>,
+    pub renamed: std::collections::HashMap<String, String>,
     pub gone: std::collections::HashSet<String>,
 }
 
@@ -174,44 +177,58 @@ impl Overlay {
         self.files.get(rel)
     }
 
+    /// Whether the overlay decides what `rel` holds (new bytes, or another
+    /// file's bytes after a rename).
     pub fn contains_key(&self, rel: &str) -> bool {
-        self.files.contains_key(rel)
+        self.files.contains_key(rel) || self.renamed.contains_key(rel)
+    }
+
+    /// The file on disk whose metadata (and, unless `files` has new bytes,
+    /// whose bytes) `rel` stands for.
+    pub fn source<'a>(&'a self, rel: &'a str) -> &'a str {
+        self.renamed.get(rel).map(String::as_str).unwrap_or(rel)
     }
 }
 
 fn read_with(
-    path: &Path,
+    dir: &Path,
     rel: &str,
     overlay: &Overlay,
 ) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
-    read_listed(path, rel, overlay, false)
+    read_listed(dir, rel, overlay, false)
 }
 
 /// [`read_with`]; `listed_regular`: the directory listing showed a regular
 /// file, so the `lstat` before opening is skipped (see `read_listed_regular`).
 fn read_listed(
-    path: &Path,
+    dir: &Path,
     rel: &str,
     overlay: &Overlay,
     listed_regular: bool,
 ) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
+    let path = dir.join(overlay.source(rel));
     if let Some(bytes) = overlay.get(rel) {
-        let mtime = fs::symlink_metadata(path)
+        let mtime = fs::symlink_metadata(&path)
             .ok()
             .and_then(|m| m.modified().ok());
         return Ok((bytes.clone(), mtime));
     }
-    let read = if listed_regular {
-        read_listed_regular(path)
+    let read = if listed_regular && !overlay.renamed.contains_key(rel) {
+        read_listed_regular(&path)
     } else {
-        read_regular(path)
+        read_regular(&path)
     };
     read.map(|(b, md)| (b, md.modified().ok()))
 }
 
-fn read_doc(path: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTime>) {
-    match read_with(path, rel, overlay) {
-        Err(Unreadable::Io(_)) if fs::symlink_metadata(path).is_err() => (Doc::Missing, None),
+fn read_doc(dir: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTime>) {
+    if overlay.gone.contains(rel) && !overlay.contains_key(rel) {
+        return (Doc::Missing, None);
+    }
+    match read_with(dir, rel, overlay) {
+        Err(Unreadable::Io(_)) if fs::symlink_metadata(dir.join(rel)).is_err() => {
+            (Doc::Missing, None)
+        }
         Err(e) => (Doc::Unreadable(e), None),
         Ok((bytes, mtime)) => {
             if bytes.is_empty() {
@@ -241,16 +258,28 @@ impl Conversation {
 
     /// [`Conversation::load`], with some files' contents replaced by `overlay`.
     pub fn load_with(dir: &Path, version: Version, overlay: &Overlay) -> Conversation {
+        Self::load_cached(dir, version, overlay, None)
+    }
+
+    /// [`Conversation::load_with`], taking each event file whose bytes are
+    /// still the ones on disk from `cache` (parsed by an earlier read of the
+    /// same folder) instead of reading and parsing it again: a repair's
+    /// passes re-read only what they changed.
+    pub fn load_cached(
+        dir: &Path,
+        version: Version,
+        overlay: &Overlay,
+        cache: Option<&RecordCache>,
+    ) -> Conversation {
         let before = stamp(dir);
         let busy_before = writer_active(dir);
         let folder = dir
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let (base_state, base_state_mtime) =
-            read_doc(&dir.join("base_state.json"), "base_state.json", overlay);
-        let (meta, _) = read_doc(&dir.join("meta.json"), "meta.json", overlay);
-        let (lease, _) = read_doc(&dir.join("owner_lease.json"), "owner_lease.json", overlay);
+        let (base_state, base_state_mtime) = read_doc(dir, "base_state.json", overlay);
+        let (meta, _) = read_doc(dir, "meta.json", overlay);
+        let (lease, _) = read_doc(dir, "owner_lease.json", overlay);
         let entries: BTreeSet<String> = fs::read_dir(dir)
             .map(|rd| {
                 rd.filter_map(|e| e.ok())
@@ -259,11 +288,11 @@ impl Conversation {
             })
             .unwrap_or_default();
         let journal = if entries.contains(REPAIR_JOURNAL) {
-            read_doc(&dir.join(REPAIR_JOURNAL), REPAIR_JOURNAL, overlay).0
+            read_doc(dir, REPAIR_JOURNAL, overlay).0
         } else {
             Doc::Missing
         };
-        let events = read_events(&dir.join("events"), version, overlay);
+        let events = read_events(dir, version, overlay, cache);
         // A file that read as broken may just have been mid-write: if it is
         // no longer what was read, or anything else moved, say so.
         let rewritten = events.files.iter().any(|f| {
@@ -291,7 +320,47 @@ impl Conversation {
     }
 }
 
-fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventDir {
+/// Each event file of an earlier read, parsed, by its path relative to the
+/// conversation folder: its record, modification time and size.
+#[derive(Default)]
+pub struct RecordCache(std::collections::HashMap<String, Cached>);
+
+/// One cached event file: its record, modification time and size.
+type Cached = (Result<EventRecord, Unreadable>, Option<SystemTime>, u64);
+
+impl RecordCache {
+    /// The size and modification time of `rel` as it was read.
+    pub fn seen(&self, rel: &str) -> Option<(u64, Option<SystemTime>)> {
+        self.0
+            .get(rel)
+            .filter(|(_, mtime, _)| mtime.is_some())
+            .map(|(_, mtime, size)| (*size, *mtime))
+    }
+
+    /// What `conv` read (it must have been read without an overlay).
+    pub fn of(conv: &Conversation) -> RecordCache {
+        RecordCache(
+            conv.events
+                .files
+                .iter()
+                .map(|f| {
+                    (
+                        format!("events/{}", f.name),
+                        (f.record.clone(), f.mtime, f.size),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+fn read_events(
+    dir: &Path,
+    version: Version,
+    overlay: &Overlay,
+    cache: Option<&RecordCache>,
+) -> EventDir {
+    let events_dir = &dir.join("events");
     let wide_index = version.wide_index();
     let mut out = EventDir::default();
     match fs::symlink_metadata(events_dir) {
@@ -331,12 +400,18 @@ fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventD
                 .collect()
         },
     );
-    // files a planned repair adds (renamed event files), after the listing
+    // files a planned repair adds (renamed or created event files), after
+    // the listing
+    let on_list: std::collections::HashSet<&str> =
+        listed.iter().map(|(n, _, _)| n.as_str()).collect();
     let mut added: Vec<(String, PathBuf, Option<fs::FileType>)> = overlay
         .files
         .keys()
+        .chain(overlay.renamed.keys())
         .filter_map(|rel| rel.strip_prefix("events/"))
-        .filter(|name| !listed.iter().any(|(n, _, _)| n == name))
+        .filter(|name| !name.contains('/') && !on_list.contains(name))
+        .collect::<std::collections::BTreeSet<&str>>()
+        .into_iter()
         .map(|name| (name.to_string(), events_dir.join(name), None))
         .collect();
     added.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
@@ -363,15 +438,21 @@ fn read_events(events_dir: &Path, version: Version, overlay: &Overlay) -> EventD
                     || !fs::metadata(&path).is_ok_and(|m| m.is_dir()));
             let entry = match parse_event_name(&name, wide_index) {
                 Some(n) => {
-                    let (record, mtime, size) =
-                        match read_listed(&path, &format!("events/{name}"), overlay, regular) {
+                    let rel = format!("events/{name}");
+                    let cached = (!overlay.files.contains_key(&rel))
+                        .then(|| cache.and_then(|c| c.0.get(overlay.source(&rel))))
+                        .flatten();
+                    let (record, mtime, size) = match cached {
+                        Some((record, mtime, size)) => (record.clone(), *mtime, *size),
+                        None => match read_listed(dir, &rel, overlay, regular) {
                             Ok((bytes, mtime)) => (
                                 parse_event_for(&bytes, Some(version)),
                                 mtime,
                                 bytes.len() as u64,
                             ),
                             Err(e) => (Err(e), None, 0),
-                        };
+                        },
+                    };
                     Entry::File(EventFile {
                         name,
                         idx: n.idx,

@@ -69,6 +69,13 @@ pub fn counts_as_event_file(name: &str) -> bool {
     name.starts_with("event-") && name.ends_with(".json")
 }
 
+/// The SDK's count marker, `.eventlog-len-N.marker` (1.47+).
+pub fn is_count_marker(name: &str) -> bool {
+    name.strip_prefix(".eventlog-len-")
+        .and_then(|r| r.strip_suffix(".marker"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// An event's `parent_id` field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParentRef {

@@ -113,6 +113,32 @@ pub fn state_verdict(v: Version, base_state: &Value) -> Result<(), Vec<VError>> 
     Err(out.errors)
 }
 
+/// The keys of base_state.json that `ConversationState` of release `v` does
+/// not require: dropping one makes the SDK use its declared default.
+pub fn state_keys_with_default(v: Version) -> Vec<String> {
+    let Ok(schema) = schema_for(v) else {
+        return Vec::new();
+    };
+    let mut node = schema.state_root;
+    for _ in 0..16 {
+        match &schema.nodes[node] {
+            schema::Node::Model { fields, .. } => {
+                return fields
+                    .iter()
+                    .filter(|f| !f.required)
+                    .map(|f| f.key.clone())
+                    .collect()
+            }
+            schema::Node::Fn {
+                inner: Some(inner), ..
+            } => node = *inner,
+            schema::Node::Chain(steps) if !steps.is_empty() => node = steps[steps.len() - 1],
+            _ => break,
+        }
+    }
+    Vec::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

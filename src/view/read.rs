@@ -78,6 +78,13 @@ pub struct Reader<'a> {
     pub kinds: &'static Kinds,
     /// Client tool names whose `ClientAction_<name>` kinds get registered.
     client_tools: HashSet<String>,
+    /// Each event's verdict, decided on its first read: checks and repair
+    /// planners ask the same question of every event many times.
+    verdicts: Box<[std::sync::OnceLock<Result<(), ReadError>>]>,
+    /// Indices whose indexed file is not spelled as the SDK rebuilds the
+    /// path, while another file has that very name (a 5- and a 6-digit
+    /// spelling of one event): the SDK reads that other file's bytes.
+    redirect: std::collections::HashMap<usize, usize>,
 }
 
 impl<'a> Reader<'a> {
@@ -95,12 +102,37 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+        let files = &conv.events.files;
+        let odd: Vec<usize> = (0..index.len())
+            .filter(|&i| {
+                let f = &files[index.by_idx[i]];
+                !is_canonical_name(&f.name, i as u64, &f.name_id)
+            })
+            .collect();
+        let mut redirect = std::collections::HashMap::new();
+        if !odd.is_empty() {
+            let by_name: std::collections::HashMap<&str, usize> = files
+                .iter()
+                .enumerate()
+                .map(|(p, f)| (f.name.as_str(), p))
+                .collect();
+            for i in odd {
+                let f = &files[index.by_idx[i]];
+                if let Some(&p) = by_name.get(canonical_name(i as u64, &f.name_id).as_str()) {
+                    redirect.insert(i, p);
+                }
+            }
+        }
         Reader {
             conv,
             index,
             version,
             kinds: Kinds::for_version(version),
             client_tools,
+            verdicts: (0..index.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+            redirect,
         }
     }
 
@@ -121,9 +153,18 @@ impl<'a> Reader<'a> {
         &self.file(idx).name_id
     }
 
+    /// The file whose bytes the SDK reads for `idx`: the indexed one, or
+    /// the file with the name the SDK rebuilds when that is another file.
+    pub fn content(&self, idx: usize) -> &'a EventFile {
+        match self.redirect.get(&idx) {
+            Some(&p) => &self.conv.events.files[p],
+            None => self.file(idx),
+        }
+    }
+
     /// The parsed record, if the JSON parsed (kinds not checked).
     pub fn record(&self, idx: usize) -> Option<&'a EventRecord> {
-        self.file(idx).record.as_ref().ok()
+        self.content(idx).record.as_ref().ok()
     }
 
     fn known(&self, set: &HashSet<String>, kind: &str) -> bool {
@@ -162,7 +203,23 @@ impl<'a> Reader<'a> {
 
     /// `EventLog[idx]` as the SDK of `self.version` would do it.
     pub fn read(&self, idx: usize) -> Result<&'a EventRecord, ReadError> {
-        let f = self.file(idx);
+        let verdict = match self.verdicts.get(idx) {
+            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ())),
+            None => return self.judge(idx),
+        };
+        match verdict {
+            Ok(()) => Ok(self
+                .content(idx)
+                .record
+                .as_ref()
+                .expect("a readable event has a record")),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// [`Reader::read`], decided afresh.
+    fn judge(&self, idx: usize) -> Result<&'a EventRecord, ReadError> {
+        let f = self.content(idx);
         if !is_canonical_name(&f.name, idx as u64, &f.name_id) {
             return Err(ReadError::NonCanonicalName {
                 expected: canonical_name(idx as u64, &f.name_id),

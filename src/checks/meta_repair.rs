@@ -11,9 +11,9 @@
 
 use serde_json::Value;
 
-use super::{Edits, Op, Plan, RepairOptions};
-use crate::checks::meta_divergence::{divergences, short_with};
-use crate::checks::Ctx;
+use super::meta_divergence::{divergences, short_with};
+use super::Ctx;
+use crate::edit::{Proposals, Safety};
 use crate::secrets::{credential_slots, secret_form, SecretForm, CREDENTIAL_FIELDS};
 use crate::store::Doc;
 use crate::version::Version;
@@ -41,30 +41,20 @@ fn only_copies(meta: &Value, base: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `meta-duplicate`'s planner: the same pass as `meta-divergence` (one
-/// rewrite of meta.json), run here only when that check is not selected.
-pub fn plan_duplicate(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, out: &mut Plan) {
-    if !(opts.selected)("meta-divergence") {
-        self::plan(ctx, opts, edits, out);
-    }
-}
-
-pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan) {
-    let Some(meta) = ctx.conv.meta.value() else {
-        return;
-    };
+/// base_state.json, when it can be trusted as the source of truth; else
+/// what is left and why.
+fn source<'a>(ctx: &'a Ctx, p: &mut Proposals, meta: &Value) -> Option<&'a Value> {
     let has_agent = meta.get("agent").is_some_and(|a| !a.is_null());
     let base = match &ctx.conv.base_state {
         Doc::Present(v) => v,
         _ => {
             if has_agent {
-                plan.leave(
-                    "meta-duplicate",
+                p.leave(
                     REL,
                     "refused: base_state.json is missing or unreadable, so meta.json's agent may be the only copy",
                 );
             }
-            return;
+            return None;
         }
     };
     if base
@@ -72,62 +62,83 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
         .and_then(Value::as_str)
         .is_none()
     {
-        plan.leave(
-            "meta-divergence",
+        p.leave(
             REL,
             "refused: base_state.json has no `agent.kind`; it cannot be trusted as the source of truth",
         );
-        return;
+        return None;
     }
-    let slim = opts
-        .server_version
-        .is_some_and(|v| v >= Version::new(1, 43, 0));
-
     // Secrets only meta.json still holds are kept, and said.
-    let kept = only_copies(meta, base);
-    for k in &kept {
-        plan.notes.push(format!(
+    for k in only_copies(meta, base) {
+        p.note(format!(
             "meta.json holds the only real copy of {k} (base_state.json has only the redacted placeholder); it is kept"
         ));
     }
+    Some(base)
+}
 
-    if slim && has_agent && (opts.selected)("meta-duplicate") {
-        if kept.is_empty() {
-            let what = "drop meta.json's copy of the agent (servers from 1.43 read it from base_state.json)";
-            if let Err(why) = edits.patch(REL, "/agent", Op::Remove, "meta-duplicate", what.into())
-            {
-                plan.leave("meta-duplicate", REL, why);
-            }
-        } else {
-            plan.leave(
-                "meta-duplicate",
-                REL,
-                format!(
-                    "not slimmed: meta.json's agent holds the only real copy of {}",
-                    kept.join(", ")
-                ),
-            );
-        }
-    } else if has_agent && !slim {
-        plan.notes.push(
+/// Slim mode: the declared server (1.43 or newer) never reads meta.json's
+/// agent, so it is dropped rather than synced.
+fn slim(ctx: &Ctx) -> bool {
+    ctx.version_given && ctx.version >= Version::new(1, 43, 0)
+}
+
+/// `meta-duplicate`'s planner: drop meta.json's agent when the declared
+/// server no longer reads it and no secret has its only copy there.
+pub fn plan_duplicate(ctx: &Ctx, p: &mut Proposals) {
+    let Some(meta) = ctx.conv.meta.value() else {
+        return;
+    };
+    let has_agent = meta.get("agent").is_some_and(|a| !a.is_null());
+    let Some(base) = source(ctx, p, meta) else {
+        return;
+    };
+    if !has_agent {
+        return;
+    }
+    if !slim(ctx) {
+        p.note(
             "meta.json's copy of the agent is kept and synced (servers before 1.43 require it); \
              with `--server-version 1.43.0` or newer, repair drops it instead"
                 .into(),
         );
-    }
-
-    if !(opts.selected)("meta-divergence") {
         return;
     }
+    let kept = only_copies(meta, base);
+    if kept.is_empty() {
+        let what =
+            "drop meta.json's copy of the agent (servers from 1.43 read it from base_state.json)";
+        p.drop_key(REL, "/agent", Safety::Safe, what.into());
+    } else {
+        p.leave(
+            REL,
+            format!(
+                "not slimmed: meta.json's agent holds the only real copy of {}",
+                kept.join(", ")
+            ),
+        );
+    }
+}
+
+/// `meta-divergence`'s planner: rewrite meta.json's diverging duplicated
+/// values from base_state.json.
+pub fn plan_divergence(ctx: &Ctx, p: &mut Proposals) {
+    let Some(meta) = ctx.conv.meta.value() else {
+        return;
+    };
+    let Some(base) = source(ctx, p, meta) else {
+        return;
+    };
+    let slim = slim(ctx) && p.selected(super::meta_duplicate::ID);
     for d in divergences(meta, base) {
         // A server of 1.43 or newer never reads meta.json's agent: leave it
-        // (dropped above when that is safe) rather than rewrite it.
+        // (dropped by `meta-duplicate` when that is safe) rather than
+        // rewrite it.
         if slim && d.field == "agent" {
             continue;
         }
         if d.field == "secrets" {
-            plan.leave(
-                "meta-divergence",
+            p.leave(
                 REL,
                 "the secret names differ between meta.json `secrets` and base_state.json \
                  `secret_registry`; their values cannot be copied safely, so this needs a human",
@@ -141,20 +152,14 @@ pub fn plan(ctx: &Ctx, opts: &RepairOptions, edits: &mut Edits, plan: &mut Plan)
             short_with(&d.base, &ctx.redactor)
         );
         let new = d.base.clone().unwrap_or(Value::Null);
-        match edits.patch(REL, &d.pointer, Op::Set(new), "meta-divergence", what) {
-            // A credential next to a synced value follows it, when
-            // base_state.json holds a real one (an LLM switch changes both).
-            Ok(()) => sync_sibling_credentials(&d.pointer, base, edits, plan),
-            Err(why) => plan.leave(
-                "meta-divergence",
-                REL,
-                format!("{}: {why}", display_pointer(&d.pointer)),
-            ),
-        }
+        p.set(REL, &d.pointer, new, Safety::Safe, what);
+        // A credential next to a synced value follows it, when
+        // base_state.json holds a real one (an LLM switch changes both).
+        sync_sibling_credentials(&d.pointer, meta, base, p);
     }
 }
 
-fn sync_sibling_credentials(pointer: &str, base: &Value, edits: &mut Edits, plan: &mut Plan) {
+fn sync_sibling_credentials(pointer: &str, meta: &Value, base: &Value, p: &mut Proposals) {
     let Some((parent, _)) = pointer.rsplit_once('/') else {
         return;
     };
@@ -168,26 +173,20 @@ fn sync_sibling_credentials(pointer: &str, base: &Value, edits: &mut Edits, plan
         if secret_form(bv) == SecretForm::Redacted {
             continue;
         }
-        let p = format!("{parent}/{field}");
-        // Equal already (on disk, or synced by an earlier value)?
-        if edits
-            .planned(REL)
-            .and_then(|v| v.pointer(&p).cloned())
-            .as_ref()
-            == Some(bv)
+        let ptr = format!("{parent}/{field}");
+        // equal already, or set by an earlier value of this pass
+        if meta.pointer(&ptr) == Some(bv)
+            || p.changes.iter().any(|c| {
+                c.file == REL
+                    && matches!(&c.action, crate::edit::Action::Patch { pointer, .. } if *pointer == ptr)
+            })
         {
             continue;
         }
         let what = format!(
             "{}: the credential follows its LLM settings (from base_state.json)",
-            display_pointer(&p)
+            display_pointer(&ptr)
         );
-        if let Err(why) = edits.patch(REL, &p, Op::Set(bv.clone()), "meta-divergence", what) {
-            plan.leave(
-                "meta-divergence",
-                REL,
-                format!("{}: {why}", display_pointer(&p)),
-            );
-        }
+        p.set(REL, &ptr, bv.clone(), Safety::Safe, what);
     }
 }

@@ -1,0 +1,243 @@
+//! Setting an event aside: the repair that `unreadable-event`,
+//! `unknown-kind` and `invalid-event` share (each plans only its own
+//! events). The file keeps its name; its bytes go into the run's backup and
+//! a placeholder with the same id and parent takes the slot
+//! ([`crate::edit::placeholder`]), so nothing is renumbered, no child or
+//! HEAD is re-linked, and a writer with the log open appends where it
+//! expects to.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::{ix, Ctx};
+use crate::edit::placeholder::{self, Slot, ToolCall};
+use crate::edit::{salvage, Action, Proposals, Safety};
+use crate::store::ParentRef;
+use crate::view::ReadError;
+
+/// Which read errors a check sets aside.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Empty, cut off, not JSON, not UTF-8 (`unreadable-event`).
+    Unreadable,
+    /// A kind the release does not know (`unknown-kind`).
+    UnknownKind,
+    /// The release's model refuses it (`invalid-event`).
+    Invalid,
+}
+
+fn class_of(err: &ReadError) -> Option<Class> {
+    match err {
+        ReadError::Unreadable(_) => Some(Class::Unreadable),
+        ReadError::UnknownKind { .. } => Some(Class::UnknownKind),
+        ReadError::Invalid { .. } => Some(Class::Invalid),
+        // a newer reader, or a rename, reads these: never set aside
+        ReadError::NonCanonicalName { .. }
+        | ReadError::TreeFieldTooNew
+        | ReadError::UnknownField { .. } => None,
+    }
+}
+
+/// A timestamp the SDK's models accept for certain: `YYYY-MM-DDTHH:MM:SS`
+/// with an optional fraction (what `datetime.isoformat()` writes).
+fn plain_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    b.len() >= 19
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && (b.len() == 19
+            || (b[19] == b'.' && b.len() > 20 && (20..b.len()).all(|i| b[i].is_ascii_digit())))
+        && crate::clock::valid_date(
+            s[0..4].parse().unwrap_or(0),
+            s[5..7].parse().unwrap_or(0),
+            s[8..10].parse().unwrap_or(0),
+        )
+}
+
+/// Every tool call some readable event of the log answers.
+fn answered<'a>(ctx: &Ctx<'a>) -> (HashSet<&'a str>, HashSet<&'a str>) {
+    let (mut calls, mut actions) = (HashSet::new(), HashSet::new());
+    for i in 0..ctx.reader.len() {
+        let Ok(r) = ctx.reader.read(i) else { continue };
+        if matches!(
+            r.kind.as_str(),
+            "ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation"
+        ) {
+            if let Some(tc) = &r.tool_call_id {
+                calls.insert(tc.as_str());
+            }
+            if let Some(a) = &r.action_id {
+                actions.insert(a.as_str());
+            }
+        }
+    }
+    (calls, actions)
+}
+
+/// The ActionEvent at `idx`'s tool name, read from its file.
+fn tool_name(ctx: &Ctx, idx: usize) -> Option<String> {
+    let path = ctx.conv.dir.join(ctx.event_path(idx));
+    let (bytes, _) = crate::store::fsread::read_regular(&path).ok()?;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    v.get("tool_name")?.as_str().map(String::from)
+}
+
+/// Plan a placeholder for every event of the log the SDK cannot read for a
+/// reason of `class`.
+pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
+    let n = ctx.reader.len();
+    let mut answers: Option<(HashSet<&str>, HashSet<&str>)> = None;
+    // the action each open tool call id belongs to (readable ActionEvents)
+    let mut actions: Option<std::collections::HashMap<&str, usize>> = None;
+    for i in 0..n {
+        let Err(err) = ctx.reader.read(i) else {
+            continue;
+        };
+        if class_of(&err) != Some(class) {
+            continue;
+        }
+        // the file the SDK reads for that index
+        let file = ctx.reader.content(i);
+        let rel = format!("events/{}", file.name);
+        let id = ctx.reader.id(i);
+        // What is still known of it: the parsed record, or what a cut-off
+        // file still names whole.
+        let salvaged = match &file.record {
+            Ok(_) => Default::default(),
+            Err(_) => crate::store::fsread::read_regular(&ctx.conv.dir.join(&rel))
+                .map(|(b, _)| salvage::top_level_strings(&b))
+                .unwrap_or_default(),
+        };
+        let rec = file.record.as_ref().ok();
+        let known = |k: &str| -> Option<String> {
+            match rec {
+                Some(r) => match k {
+                    "timestamp" => r.timestamp.clone(),
+                    "tool_call_id" => r.tool_call_id.clone(),
+                    "kind" => Some(r.kind.clone()),
+                    _ => None,
+                },
+                None => salvaged.get(k).cloned(),
+            }
+        };
+        let before = (0..i).rev().find(|&j| ctx.reader.read(j).is_ok());
+        let parent = match rec {
+            Some(r) => r.parent.clone(),
+            None => match salvaged.get("parent_id") {
+                Some(p) if p == "__root__" => ParentRef::Root,
+                Some(p) => ParentRef::Id(p.clone()),
+                // cut before its parent: the SDK appends in order, so in a
+                // tree-era log the event before it is the likeliest parent
+                None => match before.and_then(|j| ctx.reader.record(j)) {
+                    Some(b) if b.parent.is_present() && i > 0 => {
+                        ParentRef::Id(ctx.reader.id(i - 1).to_string())
+                    }
+                    _ => ParentRef::Absent,
+                },
+            },
+        };
+        let neighbour_ts = || {
+            (0..i)
+                .rev()
+                .chain(i + 1..n)
+                .filter_map(|j| ctx.reader.record(j))
+                .filter_map(|r| r.timestamp.clone())
+                .find(|t| plain_timestamp(t))
+        };
+        let timestamp = known("timestamp")
+            .filter(|t| plain_timestamp(t))
+            .or_else(neighbour_ts)
+            .unwrap_or_else(|| "1970-01-01T00:00:00".to_string());
+        // The tool call its result would have answered: its own
+        // `tool_call_id` when it names an open call, else (nothing known of
+        // it) the open call of the action right before it.
+        let (calls, by_action) = answers.get_or_insert_with(|| answered(ctx));
+        let acts = actions.get_or_insert_with(|| {
+            (0..n)
+                .filter_map(|j| {
+                    let r = ctx.reader.read(j).ok()?;
+                    (r.kind == "ActionEvent")
+                        .then(|| r.tool_call_id.as_deref().map(|tc| (tc, j)))
+                        .flatten()
+                })
+                .collect()
+        });
+        let open = |tc: &str, action: usize| {
+            !calls.contains(tc) && !by_action.contains(ctx.reader.id(action))
+        };
+        let kind = known("kind");
+        let result_kind = matches!(
+            kind.as_deref(),
+            Some("ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation") | None
+        );
+        let call = match known("tool_call_id") {
+            Some(tc) => acts
+                .get(tc.as_str())
+                .filter(|&&a| a < i && open(&tc, a))
+                .and_then(|&a| tool_name(ctx, a))
+                .map(|tool_name| ToolCall {
+                    tool_name,
+                    tool_call_id: tc.clone(),
+                }),
+            None if result_kind => before
+                .filter(|&j| ctx.reader.read(j).is_ok_and(|r| r.kind == "ActionEvent"))
+                .and_then(|j| {
+                    let tc = ctx.reader.read(j).ok()?.tool_call_id.clone()?;
+                    open(&tc, j).then_some(())?;
+                    Some(ToolCall {
+                        tool_name: tool_name(ctx, j)?,
+                        tool_call_id: tc,
+                    })
+                }),
+            None => None,
+        };
+        let why = super::describe_read_error(&err, ctx);
+        let bytes = placeholder::event(&Slot {
+            id,
+            timestamp: &timestamp,
+            parent: &parent,
+            file: &file.name,
+            why: &why,
+            answers: call.as_ref(),
+        });
+        let what = match &call {
+            Some(c) => format!(
+                "set event {} aside ({why}): its file goes into the backup and an AgentErrorEvent answering tool call `{}` takes its slot (same id), so the tool is not run again",
+                ix(i),
+                ctx.quote(&c.tool_call_id)
+            ),
+            None => format!(
+                "set event {} aside ({why}): its file goes into the backup and a ConversationErrorEvent the LLM never sees takes its slot (same id and parent)",
+                ix(i)
+            ),
+        };
+        p.push(rel, Action::Replace(bytes), Safety::Unsafe, what);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_timestamp;
+
+    #[test]
+    fn only_plain_iso_timestamps() {
+        assert!(plain_timestamp("2026-11-30T06:03:32.738456"));
+        assert!(plain_timestamp("2026-11-30T06:03:32"));
+        assert!(!plain_timestamp("2026-02-30T06:03:32"));
+        assert!(!plain_timestamp("2026-11-30 06:03:32"));
+        assert!(!plain_timestamp("2026-11-30T06:03:32."));
+        assert!(!plain_timestamp("x"));
+    }
+}

@@ -1,0 +1,665 @@
+//! Repair to a fixpoint: plan on the folder, apply the plan to an in-memory
+//! overlay, analyse the result and plan again, until no planner proposes a
+//! change it may make (as `ruff --fix` re-lints, and e2fsck's passes each
+//! see what the one before left). Guards are evaluated on the state of the
+//! current pass, so "close the gap first" and "decide the duplicate first"
+//! resolve within one run.
+//!
+//! Each pass must clear the findings its changes claim; the final state is
+//! proven once against the original folder: no new error, no event of the
+//! agent's branch lost (but those taken out), no view shrinking beyond
+//! what was taken out, every placeholder readable. A check whose repair
+//! fails a proof is held back and the run starts again without it; what is
+//! then left says why.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use super::state::{Touch, Virtual};
+use super::{Left, LeftReason, Plan, RepairOptions};
+use crate::checks::{self, Applicability, Ctx, Finding, Severity};
+use crate::edit::{Change, Leave, Proposals, Safety};
+use crate::report::{self, ConversationReport};
+use crate::store::conversation::{stamp, Overlay, RecordCache};
+use crate::store::{Conversation, Index};
+use crate::version::Version;
+use crate::view::Views;
+
+/// Passes after which the engine stops and says so (a fixpoint is normally
+/// reached in one to three).
+pub const MAX_PASSES: usize = 8;
+/// Fresh starts, each with one more check's repair held back.
+const MAX_RESTARTS: usize = 6;
+
+/// One read of the folder (through the overlay) and its views.
+struct Analysis {
+    conv: Conversation,
+    index: Index,
+    views: Views,
+}
+
+impl Analysis {
+    fn load(
+        dir: &Path,
+        version: Version,
+        overlay: &Overlay,
+        cache: Option<&RecordCache>,
+    ) -> Analysis {
+        let conv = Conversation::load_cached(dir, version, overlay, cache);
+        let index = Index::build(&conv.events);
+        let views = Views::compute(&conv, &index, version);
+        Analysis { conv, index, views }
+    }
+
+    fn ctx(&self, version: Version, given: bool) -> Ctx<'_> {
+        let mut ctx = Ctx::new(&self.conv, &self.index, &self.views, version);
+        ctx.version_given = given;
+        ctx
+    }
+}
+
+/// What one pass saw and proposed.
+struct Pass {
+    report: ConversationReport,
+    /// Ids on the agent's branch, when the conversation loads.
+    branch: Option<Vec<String>>,
+    /// Current names of the log's events the SDK cannot read.
+    unreadable: HashSet<String>,
+    changes: Vec<Change>,
+    left: Vec<Leave>,
+    notes: Vec<String>,
+}
+
+struct Setup<'a> {
+    dir: &'a Path,
+    /// The first read's parsed event files: later passes re-read only what
+    /// they changed.
+    cache: RecordCache,
+    display: &'a str,
+    opts: &'a RepairOptions<'a>,
+    version: Version,
+    given: bool,
+}
+
+fn run_pass(a: &Analysis, s: &Setup, blocked: &BTreeMap<&'static str, String>) -> Pass {
+    let ctx = a.ctx(s.version, s.given);
+    let all = |_: &str| true;
+    let report_opts = report::Options {
+        version: s.version,
+        version_given: s.given,
+        selected: &all,
+        event_list: false,
+    };
+    let report = report::analyze_ctx(&ctx, s.display.to_string(), &report_opts);
+    let branch = ctx.views.agent.as_ref().ok().map(|b| {
+        b.iter()
+            .map(|&i| ctx.reader.id(i).to_string())
+            .collect::<Vec<_>>()
+    });
+    let unreadable = (0..ctx.reader.len())
+        .filter(|&i| ctx.reader.read(i).is_err())
+        .map(|i| ctx.event_path(i))
+        .collect();
+    let mut p = Proposals::new(s.opts.selected);
+    for check in checks::REGISTRY {
+        let Some(planner) = check.repair().planner else {
+            continue;
+        };
+        if (s.opts.selected)(check.id()) && !blocked.contains_key(check.id()) {
+            p.begin(check.id());
+            planner(&ctx, &mut p);
+        }
+    }
+    Pass {
+        report,
+        branch,
+        unreadable,
+        changes: p.changes,
+        left: p.left,
+        notes: p.notes,
+    }
+}
+
+/// A fixpoint reached (or the pass bound hit).
+struct Reached {
+    v: Virtual,
+    /// The last pass, when any change was made (else the first pass is the
+    /// last).
+    last: Option<Pass>,
+    passes: usize,
+    bound_hit: bool,
+}
+
+impl Reached {
+    fn last<'a>(&'a self, first: &'a Pass) -> &'a Pass {
+        self.last.as_ref().unwrap_or(first)
+    }
+}
+
+/// A check whose repair failed a proof, and why.
+struct Offence {
+    checks: Vec<&'static str>,
+    why: String,
+}
+
+fn may_take(c: &Change, opts: &RepairOptions) -> bool {
+    c.safety == Safety::Safe || opts.unsafe_fixes
+}
+
+/// Findings of `check` whose file (mapped to its original name by `orig`)
+/// is `file`.
+fn count(
+    report: &ConversationReport,
+    check: &str,
+    file: &str,
+    orig: &dyn Fn(&str) -> String,
+) -> usize {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.check == check && orig(&f.file) == file)
+        .count()
+}
+
+fn fixpoint(
+    s: &Setup,
+    p0: &Pass,
+    blocked: &BTreeMap<&'static str, String>,
+) -> Result<Reached, Offence> {
+    let mut v = Virtual::new(s.dir);
+    let mut last: Option<Pass> = None;
+    let mut passes = 0;
+    loop {
+        let pass = last.as_ref().unwrap_or(p0);
+        // (the first pass was planned with nothing held back)
+        let take: Vec<Change> = pass
+            .changes
+            .iter()
+            .filter(|c| may_take(c, s.opts) && !blocked.contains_key(c.check))
+            .cloned()
+            .collect();
+        let done = |v, last, bound_hit| {
+            Ok(Reached {
+                v,
+                last,
+                passes,
+                bound_hit,
+            })
+        };
+        if take.is_empty() {
+            return done(v, last, false);
+        }
+        if passes == MAX_PASSES {
+            return done(v, last, true);
+        }
+        // What each check's changes claim to clear, by original file name
+        // (read before the state moves on).
+        let mut claims: Vec<(&'static str, String, usize, String)> = Vec::new();
+        let mut seen: HashSet<(&str, String)> = HashSet::new();
+        let with_findings: HashSet<&str> = pass.report.findings.iter().map(|f| f.check).collect();
+        for c in take.iter().filter(|c| with_findings.contains(c.check)) {
+            let mut files = vec![v.original_name(&c.file)];
+            if c.file.starts_with("events/") {
+                files.push("events/".to_string());
+            }
+            for file in files {
+                if !seen.insert((c.check, file.clone())) {
+                    continue;
+                }
+                let orig = |f: &str| v.original_name(f);
+                let was = count(&pass.report, c.check, &file, &orig);
+                if was > 0 {
+                    claims.push((c.check, file, was, c.what.clone()));
+                }
+            }
+        }
+        let before = v.overlay.clone();
+        let dropped = v.apply(&take);
+        if v.overlay == before {
+            // nothing took effect: as far as this run can go
+            return done(v, last, false);
+        }
+        let dropped_checks: HashSet<&str> = dropped.iter().map(|d| d.change.check).collect();
+        passes += 1;
+        let a = Analysis::load(s.dir, s.version, &v.overlay, Some(&s.cache));
+        let next = run_pass(&a, s, blocked);
+        for (check, file, was, what) in claims {
+            if dropped_checks.contains(check) {
+                continue; // part of it waits for the next pass
+            }
+            let orig = |f: &str| v.original_name(f);
+            let now = count(&next.report, check, &file, &orig);
+            if now >= was {
+                return Err(Offence {
+                    checks: vec![check],
+                    why: format!("its change ({what}) did not clear the finding on {file}"),
+                });
+            }
+        }
+        last = Some(next);
+    }
+}
+
+/// The final state against the original folder.
+fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
+    let after = r.last(before);
+    let orig = |f: &str| r.v.original_name(f);
+    let touching = |file: &str| -> Vec<&'static str> {
+        if file == "events/" {
+            let mut all: Vec<&'static str> =
+                r.v.touched
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("events/"))
+                    .flat_map(|(_, t)| t.checks.iter().copied())
+                    .collect();
+            all.sort_unstable();
+            all.dedup();
+            return all;
+        }
+        r.v.touched
+            .get(file)
+            .map(|t| t.checks.clone())
+            .unwrap_or_default()
+    };
+    let all_checks = || -> Vec<&'static str> {
+        let mut all: Vec<&'static str> =
+            r.v.touched
+                .values()
+                .flat_map(|t| t.checks.iter().copied())
+                .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    };
+    // 1. no new error
+    for f in after
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+    {
+        let file = orig(&f.file);
+        let old = before
+            .report
+            .findings
+            .iter()
+            .any(|b| b.check == f.check && b.file == file && b.severity == Severity::Error);
+        if !old {
+            let mut checks = touching(&file);
+            if checks.is_empty() {
+                checks = all_checks();
+            }
+            return Err(Offence {
+                checks,
+                why: format!(
+                    "the repair would introduce a new error ({}: {})",
+                    f.check, f.message
+                ),
+            });
+        }
+    }
+    // 2. nothing of the agent's branch lost but what was taken out
+    let renamed_from: HashSet<&String> = r.v.overlay.renamed.values().collect();
+    let removed: HashSet<String> =
+        r.v.overlay
+            .gone
+            .iter()
+            .filter(|g| !renamed_from.contains(g))
+            .filter_map(|g| g.strip_prefix("events/"))
+            .filter_map(|n| crate::store::event::parse_event_name(n, true))
+            .map(|n| n.id)
+            .collect();
+    if let Some(b) = &before.branch {
+        let Some(a) = &after.branch else {
+            return Err(Offence {
+                checks: all_checks(),
+                why: "the repair would leave a conversation that loads unable to load".into(),
+            });
+        };
+        let kept: HashSet<&str> = a.iter().map(String::as_str).collect();
+        if let Some(lost) = b
+            .iter()
+            .find(|id| !kept.contains(id.as_str()) && !removed.contains(id.as_str()))
+        {
+            return Err(Offence {
+                checks: all_checks(),
+                why: format!("the repair would take event {lost} off the agent's branch"),
+            });
+        }
+    }
+    let (b, a) = (before.report.events.ui_view, after.report.events.ui_view);
+    if a + removed.len() < b {
+        return Err(Offence {
+            checks: all_checks(),
+            why: format!("the repair would shrink the UI's view from {b} to {a} events"),
+        });
+    }
+    // 3. every placeholder is an event the release reads
+    let now_at: std::collections::HashMap<&String, &String> =
+        r.v.overlay.renamed.iter().map(|(n, o)| (o, n)).collect();
+    for (file, t) in &r.v.touched {
+        if !t.replaced {
+            continue;
+        }
+        let now = now_at.get(file).copied().unwrap_or(file);
+        if after.unreadable.contains(now) {
+            return Err(Offence {
+                checks: t.checks.clone(),
+                why: format!("the placeholder written in place of {file} would not read"),
+            });
+        }
+    }
+    for name in r.v.created() {
+        if after.unreadable.contains(name) {
+            return Err(Offence {
+                checks: r
+                    .v
+                    .touched
+                    .get(name)
+                    .map(|t| t.checks.clone())
+                    .unwrap_or_else(all_checks),
+                why: format!("the event written as {name} would not read"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Plan the repair of one conversation. Writes nothing.
+pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
+    let version = opts.version();
+    let stamp_before = stamp(dir);
+    let first = Analysis::load(dir, version, &Overlay::new(), None);
+    let s = Setup {
+        dir,
+        cache: RecordCache::of(&first.conv),
+        display: &display,
+        opts,
+        version,
+        given: opts.server_version.is_some(),
+    };
+    let none = BTreeMap::new();
+    // pass 0 is planned once; a fresh start holds checks back from it
+    let p0 = run_pass(&first, &s, &none);
+    let mut plan = Plan {
+        dir: dir.to_path_buf(),
+        display: display.clone(),
+        edits: Vec::new(),
+        moves: Vec::new(),
+        creates: Vec::new(),
+        left: Vec::new(),
+        refused: None,
+        notes: Vec::new(),
+        redactor: p0.report.redactor.clone(),
+        before: empty_report(),
+        after: None,
+        unsafe_made: Vec::new(),
+        passes: 0,
+    };
+    let ctx = first.ctx(version, s.given);
+    let refusal = if let checks::live_lease::Lease::Live { owner, .. } =
+        checks::live_lease::lease_state(&ctx)
+    {
+        Some(format!(
+            "in use by {} (owner_lease.json is live); stop the server or wait for the lease to expire",
+            ctx.quote(&owner)
+        ))
+    } else if first.conv.journal.exists() {
+        Some("a convo-doctor repair run stopped half-way through this conversation (see `interrupted-repair`): undo that run first, then repair again".into())
+    } else if first.conv.changed_during_read {
+        Some("the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle".into())
+    } else {
+        None
+    };
+    drop(ctx);
+    if let Some(why) = refusal {
+        plan.refused = Some(why);
+        plan.before = p0.report;
+        plan.left = unfixed(&plan, opts.selected, &[]);
+        return plan;
+    }
+    let mut blocked: BTreeMap<&'static str, String> = BTreeMap::new();
+    let mut restarts = 0;
+    let reached = loop {
+        let attempt = fixpoint(&s, &p0, &blocked).and_then(|r| prove(&p0, &r).map(|()| r));
+        match attempt {
+            Ok(r) => break Some(r),
+            Err(off) => {
+                let fresh: Vec<&'static str> = off
+                    .checks
+                    .iter()
+                    .copied()
+                    .filter(|c| !blocked.contains_key(c))
+                    .collect();
+                if fresh.is_empty() || restarts == MAX_RESTARTS {
+                    plan.refused = Some(format!("{}; nothing was changed", off.why));
+                    break None;
+                }
+                for c in fresh {
+                    blocked.insert(c, off.why.clone());
+                }
+                restarts += 1;
+            }
+        }
+    };
+    plan.notes = p0.notes.clone();
+    let Some(mut r) = reached else {
+        plan.before = p0.report;
+        plan.left = unfixed(&plan, opts.selected, &[]);
+        return plan;
+    };
+    let last = r.last.take();
+    let fin = last.as_ref().unwrap_or(&p0);
+    for n in &fin.notes {
+        if !plan.notes.contains(n) {
+            plan.notes.push(n.clone());
+        }
+    }
+    if r.bound_hit {
+        plan.notes.push(format!(
+            "the repair stopped after {MAX_PASSES} passes with more still proposed; run `repair` again on the result"
+        ));
+    }
+    plan.passes = r.passes;
+    let seen = |rel: &str| s.cache.seen(rel);
+    match r.v.composite(&seen) {
+        Ok((edits, moves, creates)) => {
+            plan.edits = edits;
+            plan.moves = moves;
+            plan.creates = creates;
+        }
+        Err(why) => plan.refused = Some(format!("{why}; nothing was changed")),
+    }
+    // What is left: the last pass's leaves, the unsafe changes not
+    // consented to, the repairs held back, then every other finding.
+    let mut left: Vec<Left> = Vec::new();
+    let push = |left: &mut Vec<Left>, l: Left| {
+        if !left.iter().any(|x| x.check == l.check && x.file == l.file) {
+            left.push(l);
+        }
+    };
+    for l in &fin.left {
+        push(
+            &mut left,
+            Left {
+                check: l.check,
+                file: l.file.clone(),
+                why: l.why.clone(),
+                needs_unsafe: false,
+                reason: l.reason,
+            },
+        );
+    }
+    for c in fin.changes.iter().filter(|c| !may_take(c, opts)) {
+        push(
+            &mut left,
+            Left {
+                check: c.check,
+                file: finding_file(&fin.report, c),
+                why: format!("with --unsafe-fixes: {}", c.what),
+                needs_unsafe: true,
+                reason: LeftReason::UnsafeNotRequested,
+            },
+        );
+    }
+    for (check, why) in &blocked {
+        for f in fin.report.findings.iter().filter(|f| f.check == *check) {
+            push(
+                &mut left,
+                Left {
+                    check,
+                    file: f.file.clone(),
+                    why: format!("its repair was held back: {why}"),
+                    needs_unsafe: false,
+                    reason: LeftReason::NoRepair,
+                },
+            );
+        }
+    }
+    plan.unsafe_made = unsafe_made(&r.v.touched);
+    let changes = plan.has_changes();
+    if changes {
+        for e in &plan.edits {
+            if let Ok(v) = serde_json::from_slice(&e.after) {
+                plan.redactor.learn(&v);
+            }
+        }
+        // The proof read the folder again: if it saw a writer, or the folder
+        // is no longer what the plan was made from, the proof is about a
+        // moment that never existed as a whole.
+        crate::fix::persist::pause_point("before-proof");
+        let moved = stamp(dir) != stamp_before;
+        let flagged = fin
+            .report
+            .findings
+            .iter()
+            .any(|f| f.check == checks::changed_during_read::ID);
+        if moved || flagged {
+            plan.refused = Some(
+                "the conversation changed while the repair was being proven (a writer is active); nothing was changed; run again when it is idle".into(),
+            );
+        }
+    }
+    plan.left = left;
+    if changes {
+        if let Some(l) = last {
+            plan.after = Some(l.report);
+        }
+    }
+    plan.before = p0.report;
+    let more = unfixed(&plan, opts.selected, &[]);
+    plan.left.extend(more);
+    plan
+}
+
+/// The file a change's finding is reported on: the changed file, or
+/// `events/` for a check that reports the folder (an index gap).
+fn finding_file(report: &ConversationReport, c: &Change) -> String {
+    let on_file = report
+        .findings
+        .iter()
+        .any(|f| f.check == c.check && f.file == c.file);
+    if !on_file
+        && report
+            .findings
+            .iter()
+            .any(|f| f.check == c.check && f.file == "events/")
+    {
+        return "events/".into();
+    }
+    c.file.clone()
+}
+
+/// Original files whose change was unsafe although their checks declare
+/// safe repairs.
+fn unsafe_made(touched: &BTreeMap<String, Touch>) -> Vec<String> {
+    touched
+        .iter()
+        .filter(|(_, t)| {
+            t.unsafe_change
+                && t.checks.iter().any(|c| {
+                    checks::find(c).is_some_and(|k| k.repair().applicability == Applicability::Safe)
+                })
+        })
+        .map(|(f, _)| f.clone())
+        .collect()
+}
+
+fn empty_report() -> ConversationReport {
+    ConversationReport {
+        path: String::new(),
+        id: String::new(),
+        server_version: String::new(),
+        listed: None,
+        events: report::EventCounts {
+            on_disk: 0,
+            log_length: 0,
+            ui_view: 0,
+            agent_view: None,
+            orphaned: 0,
+        },
+        load_error: None,
+        verdict: String::new(),
+        findings: Vec::new(),
+        event_list: None,
+        redactor: Default::default(),
+        tree: None,
+    }
+}
+
+/// Findings at warning or above that the plan leaves, with the reason.
+fn unfixed(plan: &Plan, selected: &dyn Fn(&str) -> bool, _also: &[Left]) -> Vec<Left> {
+    let already: Vec<(&str, &str)> = plan
+        .left
+        .iter()
+        .map(|l| (l.check, l.file.as_str()))
+        .collect();
+    plan.remaining()
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning)
+        .filter(|f| !already.contains(&(f.check, f.file.as_str())))
+        .map(|f| left_for(plan, f, selected))
+        .collect()
+}
+
+fn left_for(plan: &Plan, f: &Finding, selected: &dyn Fn(&str) -> bool) -> Left {
+    let declared = checks::find(f.check).map(|c| c.repair());
+    let (reason, why) = if plan.refused.is_some() && f.fixable {
+        (
+            LeftReason::Refused,
+            "its repair was refused (see above)".to_string(),
+        )
+    } else if declared.is_some_and(|r| r.planner.is_some()) && !selected(f.check) {
+        (
+            LeftReason::NotSelected,
+            format!("not repaired: `{}` is not selected by --only", f.check),
+        )
+    } else {
+        let manual = declared.is_none_or(|r| r.applicability == Applicability::Manual);
+        let why = match declared {
+            Some(r) if manual && r.what != checks::Repair::NONE.what => format!(
+                "no automatic repair: {} (see `convo-doctor explain {}`)",
+                r.what, f.check
+            ),
+            _ => format!(
+                "no safe automatic repair; needs a human (see `convo-doctor explain {}`)",
+                f.check
+            ),
+        };
+        (
+            if manual {
+                LeftReason::Manual
+            } else {
+                LeftReason::NoRepair
+            },
+            why,
+        )
+    };
+    Left {
+        needs_unsafe: false,
+        check: f.check,
+        file: f.file.clone(),
+        why,
+        reason,
+    }
+}
