@@ -6,6 +6,11 @@
                                          resumed by 1.33.0 behind a false root
     gen.py FIXTURES OUT store N [SEED]   N conversations of 50-200 events each
                                          (tree-era exchanges), about 3% damaged
+    gen.py FIXTURES OUT long N [DAMAGE]  one tree-era conversation of N events;
+                                         DAMAGE `gap`: the file in the middle
+                                         deleted (a repair renumbers half the
+                                         log); `compound`: that gap, plus an
+                                         event cut off before it and one after
 
 Every event is a byte-for-byte copy of a fixture event written by the real SDK,
 with its ids (id, parent_id, action_id, tool_call_id, leaf_event_id, the
@@ -163,6 +168,37 @@ def store(fixtures, out, n, rng):
     return counts
 
 
+def long(fixtures, out, n, damage, rng):
+    """One tree-era conversation of n events: clean-tree exchanges chained."""
+    ct_conv, ct_state, ct = load(fixtures, "clean-tree")
+    sys_t, exchange = ct[0], ct[1:5]
+    sys_old = field(sys_t, "id")
+    leaf_old = field(ct[4], "id")
+    user_old = field(ct[1], "id")
+    w = Writer(rng)
+    sys_id = w.new_id()
+    events = [(sys_id, sys_t.replace(sys_old, sys_id))]
+    prev, last_user, k = sys_id, None, 0
+    while len(events) + len(exchange) <= n:
+        ids = {field(t, "id"): w.new_id() for t in exchange}
+        ids[sys_old] = prev
+        ids["call_ls_1"] = f"call_ls_{k}"
+        events += [(ids[field(t, "id")], remap(t, ids)) for t in exchange]
+        prev, last_user = ids[leaf_old], ids[user_old]
+        k += 1
+    gap_at = None
+    if damage in ("gap", "compound"):
+        gap_at = len(events) // 2
+    if damage == "compound":
+        for i in (len(events) // 4, 3 * len(events) // 4):
+            eid, text = events[i]
+            events[i] = (eid, text[: len(text) // 2])
+    d = w.conversation(
+        out, ct_conv, ct_state, events, {leaf_old: prev, user_old: last_user}, gap_at
+    )
+    return d, len(events)
+
+
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
@@ -171,6 +207,11 @@ def main():
     if what == "seed":
         d, n = seed(fixtures, out, random.Random(5570))
         print(json.dumps({"conversation": str(d), "events": n}))
+    elif what == "long":
+        n = int(sys.argv[4])
+        damage = sys.argv[5] if len(sys.argv) > 5 else None
+        d, k = long(fixtures, out, n, damage, random.Random(n))
+        print(json.dumps({"conversation": str(d), "events": k, "damage": damage}))
     elif what == "store":
         n = int(sys.argv[4])
         rng = random.Random(int(sys.argv[5]) if len(sys.argv) > 5 else 1)
