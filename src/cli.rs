@@ -92,6 +92,51 @@ pub struct RepairArgs {
     #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub only: Vec<String>,
 
+    /// Do not repair these checks (comma-separated ids); their findings are
+    /// left, as with --only.
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
+    pub skip: Vec<String>,
+
+    /// Only look at conversations modified within this long (e.g. 90m, 25h,
+    /// 7d), as for `diagnose`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
+    pub since: Option<std::time::Duration>,
+
+    /// Only look at conversations modified at or after FILE's mtime (a
+    /// missing FILE means all of them), as for `diagnose`.
+    #[arg(long, value_name = "FILE")]
+    pub changed_since: Option<PathBuf>,
+
+    /// Only look at shard K of N (K from 0 to N-1), split as for `diagnose`.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
+    /// Accept a PATH that holds no conversation (by default an error, exit
+    /// 2, as for `diagnose`).
+    #[arg(long)]
+    pub allow_empty: bool,
+
+    /// Report only the conversations with something planned, applied,
+    /// refused or failed (the summary still counts them all).
+    #[arg(long)]
+    pub changes_only: bool,
+
+    /// Worker threads reading conversations and planning their repairs
+    /// (default: one per core); repairs are applied one at a time, in path
+    /// order.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// Print nothing when the exit status is 0 (for cron): the report,
+    /// warnings and notes are held back and printed only when it is 1 or 2.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
+    /// Write the report to FILE instead of stdout, atomically (a temporary
+    /// file in FILE's folder, renamed over FILE once complete).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+
     /// Also make the unsafe repairs (the agent loses sight of something: a
     /// quarantined event, a probable false root re-linked). Without it they
     /// are listed, not made.
@@ -267,10 +312,18 @@ pub struct DiagnoseArgs {
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
-    /// No progress bar (it is only ever drawn when stderr is a terminal and
-    /// stdout is not a pipe).
+    /// Print nothing when the exit status is 0 (for cron, which mails what
+    /// a job prints): the report, warnings and notes are held back and
+    /// printed only when it is 1 or 2. No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Write the report to FILE instead of stdout, atomically: into a
+    /// temporary file in FILE's folder, renamed over FILE once complete, so
+    /// a reader (node_exporter's textfile collector) never sees half a
+    /// report. Written whatever the exit status, once the scan has run.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -67,6 +67,11 @@ pub struct ConversationReport {
     /// The event tree (`diagnose --tree`, `--format markdown`).
     #[serde(skip)]
     pub tree: Option<crate::render::tree::Tree>,
+    /// What could not be read for lack of permission or by an I/O error
+    /// (`Conversation::access_errors`): the report describes a folder not
+    /// wholly read, so `diagnose` and `repair` treat it as a scan error.
+    #[serde(skip)]
+    pub access_errors: Vec<String>,
 }
 
 impl ConversationReport {
@@ -232,6 +237,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         event_list,
         redactor,
         tree: None,
+        access_errors: conv.access_errors.clone(),
     }
 }
 

@@ -89,7 +89,13 @@ fn exit_codes_follow_fail_on() {
     // usage errors and unreadable paths are 2, with a message on stderr only
     let (code, out, err) = cd(&["diagnose", "does/not/exist"]);
     assert_eq!(code, 2);
-    assert_eq!(out.lines().count(), 1, "only the summary: {out}");
+    assert_eq!(
+        out,
+        "0 conversations scanned: 0 clean, 0 with findings\n\
+         1 scan error: not everything could be read, so this report is incomplete \
+         (the errors are on stderr; exit status 2)\n",
+        "only the summary, which says the run failed"
+    );
     assert!(err.contains("does/not/exist"), "{err}");
     assert_eq!(
         cd(&["diagnose", "fixtures", "--only", "no-such-check"]).0,
@@ -157,9 +163,15 @@ fn json_and_jsonl_carry_the_documented_schema() {
     assert!(doc["summary"]["conversations"].as_u64().unwrap() as usize == convs.len());
 
     let (_, lines, _) = cd(&["diagnose", "fixtures/", "--format", "jsonl"]);
+    // every line carries the schema version, as its last key
     let rows: Vec<Value> = lines
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            let version = v.as_object_mut().unwrap().remove("schema_version");
+            assert_eq!(version, Some(Value::from(1)), "{l}");
+            v
+        })
         .collect();
     assert_eq!(rows.len(), convs.len() + 1);
     assert!(rows.last().unwrap().get("summary").is_some());

@@ -93,12 +93,12 @@ fn bash(text: String, ids: &str) -> String {
     // where it offers the flags, so no subcommand flag ever completed.
     // One spelling for both.
     let text = text.replace("convo__subcmd__doctor", "convo__doctor");
-    // --only/--skip of diagnose, --only of repair.
+    // --only/--skip of diagnose and of repair.
     let text = replace_n(
         &text,
         &format!("COMPREPLY=($(compgen -W \"{ids}\" -- \"${{cur}}\"))"),
         "__convo_doctor_check_list \"${cur}\"",
-        3,
+        4,
     );
     // undo's words: its flags, then the run ids.
     let undo = "convo__doctor__subcmd__undo)\n            opts=\"";
@@ -139,7 +139,7 @@ fn zsh(text: String, ids: &str) -> String {
         &text,
         &format!(":CHECK:({ids})'"),
         &format!(":CHECK:_sequence compadd - {ids}'"),
-        3,
+        4,
     );
     // undo's positional (`'::run_id -- HELP:_default' \`): the run ids.
     let mut runs = 0;
@@ -225,7 +225,7 @@ fn fish(text: String, ids: &str) -> String {
             from = a;
         }
     }
-    debug_assert_eq!(replaced, 3, "fish --only/--skip");
+    debug_assert_eq!(replaced, 4, "fish --only/--skip");
     let mut text = FISH_HELPERS.replace("@IDS@", ids) + &text;
     // `explain CHECK` and `undo RUN_ID`: positionals, by hand.
     text.push_str(&format!(

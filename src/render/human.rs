@@ -314,7 +314,11 @@ impl Renderer for Human {
             let _ = write!(head, ", {} cannot load", s.cannot_load);
         }
         if s.events_orphaned > 0 {
-            let _ = write!(head, "; {} events the agents cannot see", s.events_orphaned);
+            let _ = write!(
+                head,
+                "; {} the agents cannot see",
+                plural(s.events_orphaned, "event", "events")
+            );
         }
         line(&mut t, &head);
         if !s.by_check.is_empty() {
@@ -363,8 +367,8 @@ impl Renderer for Human {
                 &format!("shard {shard}: only this shard's conversations were scanned"),
             );
         }
-        for note in &s.notes {
-            line(&mut t, &format!("note: {}", sanitize(&redact_all(note))));
+        if s.errors > 0 {
+            line(&mut t, &errors_line(s.errors));
         }
         // Only a batch gets its timing (one conversation's output stays
         // reproducible byte for byte).
@@ -379,16 +383,27 @@ impl Renderer for Human {
                 t,
                 "{}",
                 self.faint(&format!(
-                    "elapsed {secs:.2} s ({} events{rate})",
-                    s.events_on_disk
+                    "elapsed {secs:.2} s ({}{rate})",
+                    plural(s.events_on_disk, "event", "events")
                 ))
             );
         }
-        // the summary names conversations and quotes notes: it passes
-        // through the run's redactor like every other output
+        // the summary names conversations: it passes through the run's
+        // redactor like every other output
         w.write_all(redact_all(&t).as_bytes())?;
-        w.flush()
+        w.flush()?;
+        // notes are not the report: stderr, as errors (docs/output.md)
+        super::notes(&s.notes);
+        Ok(())
     }
+}
+
+/// The summary's line about scan errors (human and concise output).
+pub fn errors_line(n: usize) -> String {
+    format!(
+        "{}: not everything could be read, so this report is incomplete (the errors are on stderr; exit status 2)",
+        plural(n, "scan error", "scan errors")
+    )
 }
 
 #[cfg(test)]
