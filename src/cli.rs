@@ -210,6 +210,12 @@ pub struct UndoArgs {
     #[arg(long, conflicts_with = "run_id")]
     pub list: bool,
 
+    /// With --list: `human`, or `json` (one document: the backup directory
+    /// and, per run, its id, creation time, files, conversations, state and
+    /// the command that undoes it).
+    #[arg(long, value_enum, default_value_t = ListFormat::Human, requires = "list")]
+    pub format: ListFormat,
+
     /// Remove the run folders older than --older-than from the backup
     /// directory: only folders that are yours, private (0700) and not links,
     /// with a manifest you own. A run that can still be undone is kept
@@ -230,6 +236,15 @@ pub struct UndoArgs {
     /// With --prune: say what would be removed, and remove nothing.
     #[arg(long, requires = "prune")]
     pub dry_run: bool,
+}
+
+/// Output format of `undo --list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// One line per run.
+    Human,
+    /// One JSON document: {"schema_version", "backup_dir", "runs"}.
+    Json,
 }
 
 /// Severity threshold for a non-zero exit.
