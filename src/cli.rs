@@ -390,6 +390,20 @@ impl clap::builder::TypedValueParser for CheckId {
     }
 }
 
+/// Parse the process's arguments. `--help` and `--version` print and exit
+/// 0, as clap does; a usage error is printed with the prefix of every other
+/// error (`convo-doctor: error: …`) and exits 2.
+pub fn parse() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            crate::render::usage_error(&e);
+            std::process::exit(2)
+        }
+    }
+}
+
 fn parse_version(s: &str) -> Result<Version, String> {
     s.parse()
 }

@@ -910,7 +910,6 @@ fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-#[allow(clippy::print_stderr)] // a skip note for the test log
 fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repair() {
     let tmp = tempfile::tempdir().unwrap();
     let mut checked = 0;
@@ -970,7 +969,10 @@ fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repai
             (&by_git, "git", &["apply", "-p1"][..]),
         ] {
             if !common::installed(program) {
-                eprintln!("note: skipped {program}: not installed");
+                common::skip(
+                    &format!("patch_diff_format_applies_with_patch_and_git_apply ({program})"),
+                    "not installed",
+                );
                 continue;
             }
             let out = Command::new(program)

@@ -30,12 +30,10 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         let cmd = cli
             .find_subcommand_mut("repair")
             .expect("repair is a subcommand");
-        let _ = cmd
-            .error(
-                clap::error::ErrorKind::ArgumentConflict,
-                "the argument '--format <FORMAT>' cannot be used with '--diff-format patch': JSON output carries no diff",
-            )
-            .print();
+        render::usage_error(&cmd.error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "the argument '--format <FORMAT>' cannot be used with '--diff-format patch': JSON output carries no diff",
+        ));
         return ExitStatus::Error;
     }
     if args.accept_ambiguous {

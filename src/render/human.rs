@@ -253,11 +253,12 @@ impl Renderer for Human {
             let mut cells: Vec<[String; 6]> = Vec::with_capacity(rows.len() + 1);
             cells.push(["index", "kind", "source", "parent", "agent", "note"].map(String::from));
             for row in rows {
-                let parent = match &row.parent {
-                    serde_json::Value::Null => "-".to_string(),
-                    serde_json::Value::Number(n) => format!("{:05}", n.as_u64().unwrap_or(0)),
-                    serde_json::Value::String(p) => p.clone(),
-                    other => other.to_string(),
+                let parent = match (row.parent_link, row.parent) {
+                    ("root", _) => "__root__".to_string(),
+                    ("missing", _) => "(missing)".to_string(),
+                    ("legacy", Some(p)) => format!("{p:05} (legacy)"),
+                    (_, Some(p)) => format!("{p:05}"),
+                    (_, None) => "-".to_string(),
                 };
                 let mark = if row.in_agent_view { "yes" } else { "-" };
                 cells.push([

@@ -292,6 +292,18 @@ pub fn fail(e: &anyhow::Error) {
     error(&format!("{e:#}"));
 }
 
+/// A usage error from clap (an unknown flag, a bad value): its text, with
+/// clap's `error:` made ours (`convo-doctor: error:`), so every error of the
+/// program starts alike (`grep 'convo-doctor: error'` in a cron mail).
+pub fn usage_error(e: &clap::Error) {
+    let text = e.render().to_string();
+    let _ = match text.strip_prefix("error: ") {
+        Some(rest) => write!(io::stderr(), "convo-doctor: error: {rest}"),
+        // the help shown for a missing subcommand is not an error message
+        None => write!(io::stderr(), "{text}"),
+    };
+}
+
 pub fn warning(msg: &str) {
     let msg = sanitize(&crate::secrets::redact_all(msg));
     to_stderr(format!("convo-doctor: warning: {msg}\n"));

@@ -166,10 +166,10 @@ pub fn prune(
                 };
                 writeln!(
                     w,
-                    "{verb} {} (created {}, {} files, {})",
+                    "{verb} {} (created {}, {}, {})",
                     sanitize(&r.run_id),
                     sanitize(&r.created),
-                    r.files,
+                    crate::checks::plural(r.files, "file", "files"),
                     state(r)
                 )?;
             }
