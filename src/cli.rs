@@ -76,7 +76,7 @@ pub struct RepairArgs {
     /// Output format: `human`, or per conversation the changes planned or
     /// applied and the findings left and refused, with their reasons, as
     /// `json` (one document) or `jsonl` (one line per conversation, then a
-    /// summary line); no diffs, no event content (docs/output.md).
+    /// summary line); no diffs, no event content.
     #[arg(long, value_enum, default_value_t = RepairFormat::Human)]
     pub format: RepairFormat,
 
@@ -297,7 +297,8 @@ pub struct DiagnoseArgs {
     pub skip: Vec<String>,
 
     /// Only scan conversations modified within this long (e.g. 90m, 25h, 7d,
-    /// 1h30m); see docs/batch.md for what "modified" means.
+    /// 1h30m): the folder, base_state.json, meta.json, events/ or an event
+    /// file has an mtime within it.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
     pub since: Option<std::time::Duration>,
 

@@ -722,3 +722,44 @@ fn a_skipped_test_says_skip_in_cargo_tests_output() {
     );
     assert!(stdout.contains("1 passed"), "{stdout}");
 }
+
+/// packaging/convo_doctor.data/data/ (what the wheel installs beside the
+/// binary) is exactly what the binary generates: every man page and the
+/// bash, zsh and fish completions. `UPDATE_DOCS=1 cargo test --test
+/// completions` rewrites it.
+#[test]
+fn packaged_man_pages_and_completions_match_the_binary() {
+    let root = common::repo().join("packaging/convo_doctor.data/data");
+    let want = convo_doctor::commands::completions::packaged_files();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        let _ = std::fs::remove_dir_all(&root);
+        for (rel, bytes) in &want {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+    }
+    let got = common::files(&root);
+    let names: Vec<&String> = got.keys().collect();
+    let mut wanted: Vec<&String> = want.iter().map(|(r, _)| r).collect();
+    wanted.sort();
+    assert_eq!(
+        names, wanted,
+        "(UPDATE_DOCS=1 cargo test --test completions)"
+    );
+    for (rel, bytes) in &want {
+        assert!(
+            &got[rel] == bytes,
+            "{rel} differs from the binary's (UPDATE_DOCS=1 cargo test --test completions)"
+        );
+    }
+    // ...and the same as `convo-doctor man diagnose` prints
+    let (code, out, _) = output(
+        std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor")).args(["man", "diagnose"]),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.as_bytes(),
+        &got["share/man/man1/convo-doctor-diagnose.1"][..]
+    );
+}
