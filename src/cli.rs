@@ -128,7 +128,8 @@ pub struct RepairArgs {
     pub jobs: Option<u16>,
 
     /// Print nothing when the exit status is 0 (for cron): the report,
-    /// warnings and notes are held back and printed only when it is 1 or 2.
+    /// warnings and notes are held back and printed only when it is 1 or 2
+    /// (`undo --list` still lists the run).
     #[arg(long, short = 'q')]
     pub quiet: bool,
 

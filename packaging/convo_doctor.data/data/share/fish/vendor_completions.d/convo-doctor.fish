@@ -119,7 +119,7 @@ never\t''"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l dry-run -d 'Show what would change (in human output, the diff of every file), and write nothing'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l allow-empty -d 'Accept a PATH that holds no conversation (by default an error, exit 2, as for `diagnose`)'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l changes-only -d 'Report only the conversations with something planned, applied, refused or failed (the summary still counts them all)'
-complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -s q -l quiet -d 'Print nothing when the exit status is 0 (for cron): the report, warnings and notes are held back and printed only when it is 1 or 2'
+complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -s q -l quiet -d 'Print nothing when the exit status is 0 (for cron): the report, warnings and notes are held back and printed only when it is 1 or 2 (`undo --list` still lists the run)'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l unsafe-fixes -d 'Also make the unsafe repairs (the agent loses sight of something: a quarantined event, a probable false root re-linked). Without it they are listed, not made'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l accept-ambiguous -d 'Deprecated: the old name of --unsafe-fixes'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l show-content -d 'Show event content in diffs (by default an event\'s unchanged strings, except ids, kinds, sources and timestamps, are shown as their length)'
