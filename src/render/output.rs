@@ -117,10 +117,8 @@ impl Output {
     pub fn finish(mut self, status: ExitStatus) -> ExitStatus {
         let result = match &mut self.to {
             To::Stdout(s) => s.flush(),
-            To::Held(held) if status == ExitStatus::Success => {
-                let _ = held;
-                Ok(())
-            }
+            // --quiet and all is well: nothing printed
+            To::Held(_) if status == ExitStatus::Success => Ok(()),
             To::Held(Held::Memory(v)) => io::stdout()
                 .write_all(v)
                 .and_then(|()| io::stdout().flush()),
