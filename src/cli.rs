@@ -76,7 +76,7 @@ pub struct RepairArgs {
     /// Output format: `human`, or per conversation the changes planned or
     /// applied and the findings left and refused, with their reasons, as
     /// `json` (one document) or `jsonl` (one line per conversation, then a
-    /// summary line); no diffs, no event content (docs/output.md).
+    /// summary line); no diffs, no event content.
     #[arg(long, value_enum, default_value_t = RepairFormat::Human)]
     pub format: RepairFormat,
 
@@ -91,6 +91,52 @@ pub struct RepairArgs {
     /// Repair only these checks (comma-separated ids).
     #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub only: Vec<String>,
+
+    /// Do not repair these checks (comma-separated ids); their findings are
+    /// left, as with --only.
+    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
+    pub skip: Vec<String>,
+
+    /// Only look at conversations modified within this long (e.g. 90m, 25h,
+    /// 7d), as for `diagnose`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
+    pub since: Option<std::time::Duration>,
+
+    /// Only look at conversations modified at or after FILE's mtime (a
+    /// missing FILE means all of them), as for `diagnose`.
+    #[arg(long, value_name = "FILE")]
+    pub changed_since: Option<PathBuf>,
+
+    /// Only look at shard K of N (K from 0 to N-1), split as for `diagnose`.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
+    /// Accept a PATH that holds no conversation (by default an error, exit
+    /// 2, as for `diagnose`).
+    #[arg(long)]
+    pub allow_empty: bool,
+
+    /// Report only the conversations with something planned, applied,
+    /// refused or failed (the summary still counts them all).
+    #[arg(long)]
+    pub changes_only: bool,
+
+    /// Worker threads reading conversations and planning their repairs
+    /// (default: one per core); repairs are applied one at a time, in path
+    /// order.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// Print nothing when the exit status is 0 (for cron): the report,
+    /// warnings and notes are held back and printed only when it is 1 or 2
+    /// (`undo --list` still lists the run).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
+    /// Write the report to FILE instead of stdout, atomically (a temporary
+    /// file in FILE's folder, renamed over FILE once complete).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
 
     /// Also make the unsafe repairs (the agent loses sight of something: a
     /// quarantined event, a probable false root re-linked). Without it they
@@ -165,6 +211,12 @@ pub struct UndoArgs {
     #[arg(long, conflicts_with = "run_id")]
     pub list: bool,
 
+    /// With --list: `human`, or `json` (one document: the backup directory
+    /// and, per run, its id, creation time, files, conversations, state and
+    /// the command that undoes it).
+    #[arg(long, value_enum, default_value_t = ListFormat::Human, requires = "list")]
+    pub format: ListFormat,
+
     /// Remove the run folders older than --older-than from the backup
     /// directory: only folders that are yours, private (0700) and not links,
     /// with a manifest you own. A run that can still be undone is kept
@@ -185,6 +237,15 @@ pub struct UndoArgs {
     /// With --prune: say what would be removed, and remove nothing.
     #[arg(long, requires = "prune")]
     pub dry_run: bool,
+}
+
+/// Output format of `undo --list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// One line per run.
+    Human,
+    /// One JSON document: {"schema_version", "backup_dir", "runs"}.
+    Json,
 }
 
 /// Severity threshold for a non-zero exit.
@@ -237,7 +298,8 @@ pub struct DiagnoseArgs {
     pub skip: Vec<String>,
 
     /// Only scan conversations modified within this long (e.g. 90m, 25h, 7d,
-    /// 1h30m); see docs/batch.md for what "modified" means.
+    /// 1h30m): the folder, base_state.json, meta.json, events/ or an event
+    /// file has an mtime within it.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
     pub since: Option<std::time::Duration>,
 
@@ -267,10 +329,18 @@ pub struct DiagnoseArgs {
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
-    /// No progress bar (it is only ever drawn when stderr is a terminal and
-    /// stdout is not a pipe).
+    /// Print nothing when the exit status is 0 (for cron, which mails what
+    /// a job prints): the report, warnings and notes are held back and
+    /// printed only when it is 1 or 2. No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Write the report to FILE instead of stdout, atomically: into a
+    /// temporary file in FILE's folder, renamed over FILE once complete, so
+    /// a reader (node_exporter's textfile collector) never sees half a
+    /// report. Written whatever the exit status, once the scan has run.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -319,6 +389,20 @@ impl clap::builder::TypedValueParser for CheckId {
                 .iter()
                 .map(|c| clap::builder::PossibleValue::new(c.id())),
         ))
+    }
+}
+
+/// Parse the process's arguments. `--help` and `--version` print and exit
+/// 0, as clap does; a usage error is printed with the prefix of every other
+/// error (`convo-doctor: error: …`) and exits 2.
+pub fn parse() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            crate::render::usage_error(&e);
+            std::process::exit(2)
+        }
     }
 }
 

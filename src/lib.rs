@@ -32,6 +32,15 @@ use commands::ExitStatus;
 /// source) and are printed once, as ripgrep's binary does.
 pub fn run(mut cli: cli::Cli) -> ExitStatus {
     let color = cli.color.enabled();
+    // --quiet: nothing on stderr either when the run ends with 0
+    let quiet = match &cli.command {
+        cli::Command::Diagnose(a) => a.quiet,
+        cli::Command::Repair(a) => a.quiet,
+        _ => false,
+    };
+    if quiet {
+        render::hold_messages();
+    }
     known_rules(&mut cli.command);
     let result = match &cli.command {
         cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
@@ -42,10 +51,12 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
         cli::Command::Completions(args) => Ok(commands::completions::completions(args.shell)),
         cli::Command::Man(args) => Ok(commands::completions::man(args.command.as_deref())),
     };
-    result.unwrap_or_else(|e| {
+    let status = result.unwrap_or_else(|e| {
         render::fail(&e);
         ExitStatus::Error
-    })
+    });
+    render::release_messages(status != ExitStatus::Success);
+    status
 }
 
 /// A `--server-version` newer than any release this build knows is judged by

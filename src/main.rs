@@ -1,6 +1,4 @@
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
-    let cli = convo_doctor::cli::Cli::parse();
+    let cli = convo_doctor::cli::parse();
     std::process::ExitCode::from(convo_doctor::run(cli).code())
 }

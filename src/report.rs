@@ -39,8 +39,17 @@ pub struct EventRow {
     pub file: String,
     pub kind: Option<String>,
     pub source: Option<String>,
-    /// `null` (none), `"__root__"`, or the parent's index.
-    pub parent: Value,
+    /// The index of the event it hangs off: its `parent_id`'s, or for a
+    /// pre-tree event without one, the previous file's (the SDK chains
+    /// those); `null` when there is none (a root, a first event, a parent
+    /// not in the log). Always an integer or null; `parent_link` says which.
+    pub parent: Option<u64>,
+    /// How it hangs: `event` (its `parent_id` names an event of the log),
+    /// `root` (`parent_id` is `__root__`), `legacy` (no `parent_id`: chained
+    /// to the previous file), `missing` (its `parent_id` is not in the log)
+    /// or `none` (a first event without `parent_id`, an event beyond the
+    /// index gap, or one that cannot be read).
+    pub parent_link: &'static str,
     pub in_agent_view: bool,
     /// Why it is not in the agent view, or why it cannot be read.
     pub note: String,
@@ -67,6 +76,11 @@ pub struct ConversationReport {
     /// The event tree (`diagnose --tree`, `--format markdown`).
     #[serde(skip)]
     pub tree: Option<crate::render::tree::Tree>,
+    /// What could not be read for lack of permission or by an I/O error
+    /// (`Conversation::access_errors`): the report describes a folder not
+    /// wholly read, so `diagnose` and `repair` treat it as a scan error.
+    #[serde(skip)]
+    pub access_errors: Vec<String>,
 }
 
 impl ConversationReport {
@@ -226,6 +240,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         event_list,
         redactor,
         tree: None,
+        access_errors: conv.access_errors.clone(),
     }
 }
 
@@ -313,7 +328,8 @@ fn verdict(
         parts.push(format!("{detached} detached from the agent's branch"));
     }
     format!(
-        "agent sees {seen} of {total} events: {}{gap_note}",
+        "agent sees {seen} of {}: {}{gap_note}",
+        plural(total, "event", "events"),
         parts.join(", ")
     )
 }
@@ -326,14 +342,14 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
     for i in 0..r.len() {
         let f = r.file(i);
         let rec = r.record(i);
-        let parent = match rec.map(|x| &x.parent) {
-            Some(ParentRef::Root) => Value::from("__root__"),
+        let (parent, parent_link) = match rec.map(|x| &x.parent) {
+            Some(ParentRef::Root) => (None, "root"),
             Some(ParentRef::Id(p)) => match r.index.id_to_idx.get(p) {
-                Some(&pi) => Value::from(pi as u64),
-                None => Value::from("(missing)"),
+                Some(&pi) => (Some(pi as u64), "event"),
+                None => (None, "missing"),
             },
-            Some(ParentRef::Absent) if i > 0 => Value::from(format!("{} (legacy)", ix(i - 1))),
-            _ => Value::Null,
+            Some(ParentRef::Absent) if i > 0 => (Some(i as u64 - 1), "legacy"),
+            _ => (None, "none"),
         };
         let note = match r.read(i) {
             Err(e) => format!("unreadable: {}", describe_read_error(&e, ctx)),
@@ -352,6 +368,7 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
             kind: rec.map(|x| ctx.quote(&x.kind)),
             source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
             parent,
+            parent_link,
             in_agent_view: ctx.views.in_agent[i],
             note,
         });
@@ -364,7 +381,8 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
             file: f.name.clone(),
             kind: rec.map(|x| ctx.quote(&x.kind)),
             source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
-            parent: Value::Null,
+            parent: None,
+            parent_link: "none",
             in_agent_view: false,
             note: "beyond the index gap: invisible".into(),
         });

@@ -6,7 +6,6 @@
 //! A test whose shell (or tmux) is not installed prints `SKIP` and the reason,
 //! and passes. Man pages are rendered and, when `man` is installed, formatted
 //! by `man -l` with warnings on.
-#![allow(clippy::print_stderr)] // skip notes for the test log
 
 mod common;
 
@@ -138,7 +137,10 @@ fn declared_ids_do_not_change_the_unknown_check_error() {
 #[test]
 fn fish_completes_subcommand_flags_and_check_ids() {
     if !installed("fish") {
-        eprintln!("SKIP fish_completes_subcommand_flags_and_check_ids: fish is not installed");
+        common::skip(
+            "fish_completes_subcommand_flags_and_check_ids",
+            "fish is not installed",
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -170,7 +172,10 @@ fn fish_completes_subcommand_flags_and_check_ids() {
 #[test]
 fn zsh_script_loads_and_declares_check_ids() {
     if !installed("zsh") {
-        eprintln!("SKIP zsh_script_loads_and_declares_check_ids: zsh is not installed");
+        common::skip(
+            "zsh_script_loads_and_declares_check_ids",
+            "zsh is not installed",
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -231,7 +236,7 @@ impl Tmux {
     fn start(test: &str, shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) -> Option<Tmux> {
         for program in ["tmux", shell] {
             if !installed(program) {
-                eprintln!("SKIP {test}: {program} is not installed");
+                common::skip(test, &format!("{program} is not installed"));
                 return None;
             }
         }
@@ -666,7 +671,10 @@ fn man_page_examples_parse() {
 #[test]
 fn man_renders_pages_without_warnings() {
     if !installed("man") || !installed("groff") {
-        eprintln!("SKIP man_renders_pages_without_warnings: man or groff is not installed");
+        common::skip(
+            "man_renders_pages_without_warnings",
+            "man or groff is not installed",
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -690,4 +698,68 @@ fn man_renders_pages_without_warnings() {
             "man {name}"
         );
     }
+}
+
+/// README.md promises that a test passed over says SKIP in `cargo test`'s
+/// output: run one of these tests as `cargo test` does (its output
+/// captured), with no shell on PATH, and read the line on its stderr.
+#[test]
+fn a_skipped_test_says_skip_in_cargo_tests_output() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["fish_completes_subcommand_flags_and_check_ids", "--exact"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        err.contains("SKIP fish_completes_subcommand_flags_and_check_ids: fish is not installed")
+            || stdout.contains(
+                "SKIP fish_completes_subcommand_flags_and_check_ids: fish is not installed"
+            ),
+        "stdout: {stdout}\nstderr: {err}"
+    );
+    assert!(stdout.contains("1 passed"), "{stdout}");
+}
+
+/// packaging/convo_doctor.data/data/ (what the wheel installs beside the
+/// binary) is exactly what the binary generates: every man page and the
+/// bash, zsh and fish completions. `UPDATE_DOCS=1 cargo test --test
+/// completions` rewrites it.
+#[test]
+fn packaged_man_pages_and_completions_match_the_binary() {
+    let root = common::repo().join("packaging/convo_doctor.data/data");
+    let want = convo_doctor::commands::completions::packaged_files();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        let _ = std::fs::remove_dir_all(&root);
+        for (rel, bytes) in &want {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+    }
+    let got = common::files(&root);
+    let names: Vec<&String> = got.keys().collect();
+    let mut wanted: Vec<&String> = want.iter().map(|(r, _)| r).collect();
+    wanted.sort();
+    assert_eq!(
+        names, wanted,
+        "(UPDATE_DOCS=1 cargo test --test completions)"
+    );
+    for (rel, bytes) in &want {
+        assert!(
+            &got[rel] == bytes,
+            "{rel} differs from the binary's (UPDATE_DOCS=1 cargo test --test completions)"
+        );
+    }
+    // ...and the same as `convo-doctor man diagnose` prints
+    let (code, out, _) = output(
+        std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor")).args(["man", "diagnose"]),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.as_bytes(),
+        &got["share/man/man1/convo-doctor-diagnose.1"][..]
+    );
 }

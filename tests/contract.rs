@@ -532,45 +532,35 @@ fn the_wheel_carries_the_binary_and_the_readme_says_how_to_install() {
     assert!(ci.contains("maturin\" build") && ci.contains("pip install"));
 }
 
-/// A directory that cannot be listed is not "an empty directory".
-#[allow(clippy::print_stderr)]
+/// A directory that cannot be listed is not "an empty directory": it is an
+/// unreadable PATH, named with the uid that could not read it (issue 17).
 #[cfg(unix)]
 #[test]
 fn an_unlistable_directory_is_not_called_empty() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = common::open_tempdir();
     let locked = tmp.path().join("locked");
     fs::create_dir(&locked).unwrap();
     fs::write(locked.join("x"), "").unwrap();
-    chmod(tmp.path(), 0o755);
     chmod(&locked, 0o311);
-    // As root, permissions do not deny: run as `nobody` when setpriv can.
-    let as_root = fs::read_dir(&locked).is_ok();
-    let setpriv = [
-        "/usr/bin/setpriv",
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-    ];
-    let mut cmd = if as_root {
-        if !Path::new(setpriv[0]).exists() {
-            eprintln!("note: skipped: running as root without setpriv");
-            return;
-        }
-        let mut c = Command::new(setpriv[0]);
-        c.args(&setpriv[1..])
-            .arg(env!("CARGO_BIN_EXE_convo-doctor"));
-        c
-    } else {
-        common::bin()
+    let Some((mut cmd, uid)) = common::bin_as_nobody("an_unlistable_directory_is_not_called_empty")
+    else {
+        return;
     };
     let out = cmd
-        .args(["diagnose", locked.to_str().unwrap()])
+        .args(["diagnose", "--allow-empty", locked.to_str().unwrap()])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("a directory that cannot be listed"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot read `{}` as uid {uid}: Permission denied",
+            locked.display()
+        )),
+        "{err}"
+    );
     assert!(!err.contains("an empty directory"), "{err}");
+    assert!(!err.contains("--allow-empty"), "{err}");
     chmod(&locked, 0o755);
 }
 
@@ -923,7 +913,6 @@ fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-#[allow(clippy::print_stderr)] // a skip note for the test log
 fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repair() {
     let tmp = tempfile::tempdir().unwrap();
     let mut checked = 0;
@@ -983,7 +972,10 @@ fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repai
             (&by_git, "git", &["apply", "-p1"][..]),
         ] {
             if !common::installed(program) {
-                eprintln!("note: skipped {program}: not installed");
+                common::skip(
+                    &format!("patch_diff_format_applies_with_patch_and_git_apply ({program})"),
+                    "not installed",
+                );
                 continue;
             }
             let out = Command::new(program)

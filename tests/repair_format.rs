@@ -144,7 +144,11 @@ fn schema_is_the_documented_one() {
         "the store must exercise both: {out}"
     );
     let sum = &d["summary"];
-    assert_eq!(keys(sum), set(&["run", "totals", "by_check"]));
+    assert_eq!(
+        keys(sum),
+        set(&["run", "totals", "by_check", "errors", "error_messages"])
+    );
+    assert_eq!(sum["errors"], 0);
     assert_eq!(
         keys(&sum["run"]),
         set(&[
@@ -478,9 +482,15 @@ fn jsonl_lines_parse_and_the_summary_is_the_sum_of_its_lines() {
     let (lcode, lines, _) = run(&[&args[..], &["--format", "jsonl"]].concat(), &[]);
     let (jcode, one, _) = run(&[&args[..], &["--format", "json"]].concat(), &[]);
     assert_eq!(lcode, jcode);
+    // every line says its schema version, as the last key
     let parsed: Vec<Value> = lines
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            assert!(l.ends_with(",\"schema_version\":1}"), "{l}");
+            v.as_object_mut().unwrap().remove("schema_version");
+            v
+        })
         .collect();
     let (summary, convs) = parsed.split_last().unwrap();
     assert_eq!(keys(summary), set(&["summary"]));

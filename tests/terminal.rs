@@ -6,7 +6,7 @@
 //! error; Ctrl-C clears the bar. Each test prints why and passes when
 //! `script` cannot run here.
 
-#![allow(clippy::print_stderr)] // skip notes for the test log
+mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,8 +22,9 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_convo-doctor")
 }
 
-/// Whether `script` can give a command a terminal here.
-fn script_works() -> bool {
+/// Whether `script` can give a command a terminal here (after a SKIP line
+/// when it cannot).
+fn script_works(test: &str) -> bool {
     let ok = Command::new("script")
         .args(["-qec", "test -t 1", "/dev/null"])
         .stdin(Stdio::null())
@@ -32,7 +33,10 @@ fn script_works() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: util-linux `script` cannot run a command on a pseudo-terminal here");
+        common::skip(
+            test,
+            "util-linux `script` cannot run a command on a pseudo-terminal here",
+        );
     }
     ok
 }
@@ -168,7 +172,7 @@ fn check_wrapped_at_60(t: &str) {
 
 #[test]
 fn human_output_wraps_at_the_terminal_width_and_never_in_a_pipe() {
-    if !script_works() {
+    if !script_works("human_output_wraps_at_the_terminal_width_and_never_in_a_pipe") {
         return;
     }
     let cmd = format!("{} diagnose fixtures/false-root -q --color never", q(bin()));
@@ -202,7 +206,7 @@ fn human_output_wraps_at_the_terminal_width_and_never_in_a_pipe() {
 
 #[test]
 fn events_table_fits_the_terminal_and_is_whole_in_a_pipe() {
-    if !script_works() {
+    if !script_works("events_table_fits_the_terminal_and_is_whole_in_a_pipe") {
         return;
     }
     let cmd = format!(
@@ -282,7 +286,7 @@ fn big_store(n: usize) -> (tempfile::TempDir, PathBuf) {
 
 #[test]
 fn head_closing_the_pipe_leaves_no_bar_and_no_error() {
-    if !script_works() {
+    if !script_works("head_closing_the_pipe_leaves_no_bar_and_no_error") {
         return;
     }
     let (_tmp, store) = big_store(400);
@@ -318,7 +322,7 @@ fn ctrl_c_clears_the_bar_and_dies_of_the_signal() {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
-    if !script_works() {
+    if !script_works("ctrl_c_clears_the_bar_and_dies_of_the_signal") {
         return;
     }
     // one worker and stdout on /dev/null (not a pipe): the bar is drawn
@@ -383,4 +387,37 @@ fn ctrl_c_clears_the_bar_and_dies_of_the_signal() {
         screen.trim().is_empty() || screen.trim() == "^C",
         "the bar is cleared:\n{screen}\nraw: {t:?}"
     );
+}
+
+/// Run `diagnose STORE -j1 >/dev/null` (stdout not a pipe, so a bar may be
+/// drawn) on a terminal with `TERM` as given; returns what the terminal got.
+fn bar_run(store: &Path, term: &str) -> String {
+    on_terminal(
+        &format!(
+            "{} diagnose {} -j1 >/dev/null",
+            q(bin()),
+            q(store.to_str().unwrap())
+        ),
+        80,
+        &[("TERM", term)],
+    )
+}
+
+#[test]
+fn no_bar_under_term_dumb_nor_for_a_short_run() {
+    if !script_works("no_bar_under_term_dumb_nor_for_a_short_run") {
+        return;
+    }
+    // a run of seconds draws the bar on an xterm (the control)...
+    let (_tmp, store) = big_store(600);
+    let t = bar_run(&store, "xterm");
+    assert!(t.contains("conversations"), "no bar drawn: {t:?}");
+    // ...and nothing on a terminal that cannot move its cursor
+    let t = bar_run(&store, "dumb");
+    assert_eq!(t, "", "a bar under TERM=dumb: {t:?}");
+    // a short run (one conversation, well under the second a bar waits)
+    // leaves no flash of a bar
+    let one = repo().join("fixtures/false-root");
+    let t = bar_run(&one, "xterm");
+    assert_eq!(t, "", "a bar for a short run: {t:?}");
 }

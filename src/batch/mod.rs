@@ -2,5 +2,6 @@
 //! filters that decide which conversations a run looks at.
 
 pub mod ordered;
+pub mod scan;
 pub mod shard;
 pub mod since;

@@ -53,6 +53,20 @@ pub fn cutoff_since(d: Duration) -> SystemTime {
         .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
+/// The cutoff of `--since DURATION` or `--changed-since FILE`, if either.
+pub fn cutoff(
+    since: Option<Duration>,
+    changed_since: Option<&Path>,
+) -> anyhow::Result<Option<SystemTime>> {
+    if let Some(d) = since {
+        return Ok(Some(cutoff_since(d)));
+    }
+    match changed_since {
+        Some(file) => cutoff_of_file(file),
+        None => Ok(None),
+    }
+}
+
 /// The cutoff of `--changed-since FILE`: its mtime; `None` (scan everything)
 /// when it does not exist yet.
 pub fn cutoff_of_file(file: &Path) -> anyhow::Result<Option<SystemTime>> {

@@ -93,12 +93,12 @@ fn bash(text: String, ids: &str) -> String {
     // where it offers the flags, so no subcommand flag ever completed.
     // One spelling for both.
     let text = text.replace("convo__subcmd__doctor", "convo__doctor");
-    // --only/--skip of diagnose, --only of repair.
+    // --only/--skip of diagnose and of repair.
     let text = replace_n(
         &text,
         &format!("COMPREPLY=($(compgen -W \"{ids}\" -- \"${{cur}}\"))"),
         "__convo_doctor_check_list \"${cur}\"",
-        3,
+        4,
     );
     // undo's words: its flags, then the run ids.
     let undo = "convo__doctor__subcmd__undo)\n            opts=\"";
@@ -139,7 +139,7 @@ fn zsh(text: String, ids: &str) -> String {
         &text,
         &format!(":CHECK:({ids})'"),
         &format!(":CHECK:_sequence compadd - {ids}'"),
-        3,
+        4,
     );
     // undo's positional (`'::run_id -- HELP:_default' \`): the run ids.
     let mut runs = 0;
@@ -225,7 +225,7 @@ fn fish(text: String, ids: &str) -> String {
             from = a;
         }
     }
-    debug_assert_eq!(replaced, 3, "fish --only/--skip");
+    debug_assert_eq!(replaced, 4, "fish --only/--skip");
     let mut text = FISH_HELPERS.replace("@IDS@", ids) + &text;
     // `explain CHECK` and `undo RUN_ID`: positionals, by hand.
     text.push_str(&format!(
@@ -316,7 +316,15 @@ pub fn page(command: Option<&str>) -> Result<Vec<u8>, String> {
         .filter(|p| *p != man.get_filename().trim_end_matches(".1"))
         .map(|p| format!("\\fB{}\\fR(1)", esc(&p)))
         .collect();
-    see.push("the project's docs/ (repair.md, safety.md, batch.md, output.md)".into());
+    // self-contained: the long documentation is not installed with the
+    // binary, so the page says where it is rather than point at a docs/
+    // folder the reader does not have
+    see.push(
+        "\\fBconvo\\-doctor explain\\fR (every check: what it finds, why it matters, how it is repaired); \
+         the full documentation (output formats and the JSON schema, repairs, batch runs, safety) \
+         is README.md and docs/*.md of the convo-doctor source, which a wheel does not install"
+            .into(),
+    );
     roff.push_str(&see.join(",\n"));
     roff.push('\n');
     buf.extend_from_slice(roff.as_bytes());
@@ -527,4 +535,42 @@ pub fn man(command: Option<&str>) -> ExitStatus {
             ExitStatus::Error
         }
     }
+}
+
+/// The files the wheel installs beside the binary, below its prefix (the
+/// venv, `~/.local`, `/usr/local`): every man page and the bash, zsh and
+/// fish completions, at the paths where `man` (through the `bin/` folders
+/// on PATH) and the shells look. packaging/convo_doctor.data/data/ holds
+/// them for maturin; tests/completions.rs keeps that folder equal to this.
+pub fn packaged_files() -> Vec<(String, Vec<u8>)> {
+    use clap_complete::Shell;
+    let mut out = vec![
+        (
+            "share/bash-completion/completions/convo-doctor".to_string(),
+            script(Shell::Bash),
+        ),
+        (
+            "share/zsh/site-functions/_convo-doctor".to_string(),
+            script(Shell::Zsh),
+        ),
+        (
+            "share/fish/vendor_completions.d/convo-doctor.fish".to_string(),
+            script(Shell::Fish),
+        ),
+    ];
+    let pages = std::iter::once(None).chain(
+        Cli::command()
+            .get_subcommands()
+            .map(|s| Some(s.get_name().to_string()))
+            .collect::<Vec<_>>(),
+    );
+    for name in pages {
+        let file = match &name {
+            None => "convo-doctor.1".to_string(),
+            Some(n) => format!("convo-doctor-{n}.1"),
+        };
+        let bytes = page(name.as_deref()).expect("every subcommand has a page");
+        out.push((format!("share/man/man1/{file}"), bytes));
+    }
+    out
 }

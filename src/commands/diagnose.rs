@@ -3,17 +3,16 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use anyhow::Context;
 
 use super::{select, ExitStatus};
-use crate::batch::{ordered, since};
+use crate::batch::{ordered, scan, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
-use crate::render::{self, progress::Progress, severity, Summary};
+use crate::render::{self, output::Output, progress::Progress, severity, Summary};
 use crate::report::{analyze, ConversationReport, Options};
-use crate::store::discover::find;
 
 pub fn threshold(f: FailOn) -> Option<Severity> {
     match f {
@@ -35,16 +34,6 @@ enum Scanned {
 /// printed: bounds memory whatever the size of the store.
 const WINDOW_PER_THREAD: usize = 8;
 
-fn cutoff(args: &DiagnoseArgs) -> anyhow::Result<Option<SystemTime>> {
-    if let Some(d) = args.since {
-        return Ok(Some(since::cutoff_since(d)));
-    }
-    match &args.changed_since {
-        Some(file) => since::cutoff_of_file(file),
-        None => Ok(None),
-    }
-}
-
 /// Whether `--hide-clean` leaves a conversation out: nothing at or above
 /// `--fail-on` (with `never`, nothing above info).
 pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
@@ -55,16 +44,20 @@ pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
 pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     let selected = select(&args.only, &args.skip)?;
-    let cutoff = cutoff(args)?;
+    let cutoff = since::cutoff(args.since, args.changed_since.as_deref())?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.map_or(0, usize::from))
         .build()
         .context("cannot start worker threads")?;
+    let events = args.events && shows_events(args.format);
+    if args.events && !events {
+        render::warning("--events lists events in the human, json and jsonl formats only; ignored");
+    }
     let opts = Options {
         version: args.server_version.unwrap_or(crate::version::NEWEST),
         version_given: args.server_version.is_some(),
         selected: &selected,
-        event_list: args.events,
+        event_list: events,
     };
     let color = color && args.format == render::Format::Human;
     // --tree draws in the human format; the Markdown report always has trees
@@ -73,36 +66,21 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     if args.tree && !tree {
         render::warning("--tree draws in the human format only (and `--format markdown` always has trees); ignored");
     }
+    let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
     let mut renderer = render::renderer(args.format, color);
     let mut summary = Summary::default();
-    let mut status = ExitStatus::Success;
 
-    let mut list: Vec<PathBuf> = Vec::new();
-    for path in &args.paths {
-        match find(path) {
-            Ok(found) => {
-                summary.notes.extend(found.notes);
-                if let Some(instead) = found.instead {
-                    let msg = format!("no conversation in `{}`: found {instead}", path.display());
-                    if args.allow_empty {
-                        summary.notes.push(msg);
-                    } else {
-                        render::error(&format!(
-                            "{msg} (pass --allow-empty if an empty PATH is expected)"
-                        ));
-                        status = ExitStatus::Error;
-                        summary.errors += 1;
-                    }
-                }
-                list.extend(found.conversations);
-            }
-            Err(e) => {
-                render::fail(&e);
-                status = ExitStatus::Error;
-                summary.errors += 1;
-            }
-        }
+    let scan = scan::discover(&args.paths, args.allow_empty);
+    summary.notes.extend(scan.notes);
+    for e in scan.errors {
+        summary.error(e);
     }
+    let mut list: Vec<PathBuf> = scan.conversations.into_iter().map(|(d, _)| d).collect();
+    let mut status = if summary.errors > 0 {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
+    };
     if let Some(shard) = args.shard {
         list.retain(|dir| shard.contains(dir));
         summary.shard = Some(shard.to_string());
@@ -112,8 +90,6 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     // shared with the progress bar's counting thread, not copied
     let list: std::sync::Arc<[PathBuf]> = list.into();
     let mut progress = Progress::new(&list, !args.quiet);
-    let stdout = io::stdout();
-    let mut w = stdout.lock();
     let mut write_error: Option<io::Error> = None;
     let work = |i: usize| {
         let dir = &list[i];
@@ -138,17 +114,23 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             Err(panic) => {
                 // A bug must not cost the rest of the scan: say so, go on,
                 // and exit 2 at the end.
-                summary.notes.push(format!(
+                summary.error(format!(
                     "`{}` could not be analysed (internal error: {panic}); please report it",
                     list[i].display()
                 ));
                 status = ExitStatus::Error;
-                summary.errors += 1;
                 progress.done(0);
                 return true;
             }
         };
         progress.done(report.events.on_disk);
+        // Files this user may not read: the folder may be fine for its
+        // owner, so its findings would be guesses. A scan error, not a report.
+        if let Some(first) = report.access_errors.first() {
+            summary.error(scan_error(first, &report));
+            status = ExitStatus::Error;
+            return true;
+        }
         let worst = severity(&report);
         if status == ExitStatus::Success && fail.is_some_and(|t| worst.is_some_and(|w| w >= t)) {
             status = ExitStatus::Findings;
@@ -157,7 +139,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         if args.hide_clean && hidden_as_clean(&report, args.fail_on) {
             return true;
         }
-        match progress.suspend(|| renderer.conversation(&mut w, &report)) {
+        match progress.suspend(|| renderer.conversation(&mut out, &report)) {
             Ok(()) => true,
             Err(e) => {
                 write_error = Some(e);
@@ -177,10 +159,30 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         return Ok(broken_pipe_or_error(e));
     }
     summary.elapsed = Some(started.elapsed());
-    if let Err(e) = renderer.finish(&mut w, &summary) {
+    if let Err(e) = renderer.finish(&mut out, &summary) {
         return Ok(broken_pipe_or_error(e));
     }
-    Ok(status)
+    Ok(out.finish(status))
+}
+
+/// Whether a format shows `--events`' listing.
+fn shows_events(f: render::Format) -> bool {
+    matches!(
+        f,
+        render::Format::Human | render::Format::Json | render::Format::Jsonl
+    )
+}
+
+/// A conversation's first access error, with how many more it had.
+pub fn scan_error(first: &str, r: &ConversationReport) -> String {
+    match r.access_errors.len() - 1 {
+        0 => first.to_string(),
+        n => format!(
+            "{first} (and {} in `{}`)",
+            crate::checks::plural(n, "more file", "more files"),
+            r.path
+        ),
+    }
 }
 
 /// A closed pipe (`| head`) ends the run quietly; other write errors are errors.

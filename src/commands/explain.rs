@@ -16,9 +16,7 @@ pub fn explain(check: Option<&str>) -> ExitStatus {
         Some(id) => match find(id) {
             Some(c) => format!("{}: {}\n\n{}\n", c.id(), c.summary(), c.explain()),
             None => {
-                render::error(&format!(
-                    "unknown check `{id}` (run `convo-doctor explain` for the list)"
-                ));
+                render::error(&super::unknown_check(id));
                 return ExitStatus::Error;
             }
         },

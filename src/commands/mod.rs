@@ -27,6 +27,23 @@ impl ExitStatus {
     }
 }
 
+/// `unknown check `ID``, with the nearest check id when one is close
+/// (`did you mean `false-root`?`, as cargo and git suggest), and where the
+/// list is.
+pub fn unknown_check(id: &str) -> String {
+    let near = crate::checks::REGISTRY
+        .iter()
+        .map(|c| (strsim::jaro_winkler(id, c.id()), c.id()))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match near {
+        Some((_, near)) => format!(
+            "unknown check `{id}`; did you mean `{near}`? (run `convo-doctor explain` for the list)"
+        ),
+        None => format!("unknown check `{id}` (run `convo-doctor explain` for the list)"),
+    }
+}
+
 /// Validate `--only` / `--skip` ids and build the selection predicate.
 pub fn select(
     only: &[String],
@@ -34,7 +51,7 @@ pub fn select(
 ) -> anyhow::Result<impl Fn(&str) -> bool + Send + Sync> {
     for id in only.iter().chain(skip) {
         if crate::checks::find(id).is_none() {
-            anyhow::bail!("unknown check `{id}` (run `convo-doctor explain` for the list)");
+            anyhow::bail!("{}", unknown_check(id));
         }
     }
     let only = only.to_vec();

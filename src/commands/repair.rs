@@ -5,12 +5,23 @@ use std::path::{Path, PathBuf};
 
 use super::diagnose::{broken_pipe_or_error, threshold};
 use super::{select, ExitStatus};
+use crate::batch::{ordered, scan, since};
 use crate::cli::{DiffFormat, RepairArgs, RepairFormat, UndoArgs};
 use crate::fix::persist::{self, Restored, Run};
 use crate::fix::{self, RepairOptions};
 use crate::render;
+use crate::render::output::Output;
 use crate::render::repair::json as rjson;
-use crate::store::discover::find;
+
+/// Results held at once per worker thread, waiting for their turn.
+const WINDOW_PER_THREAD: usize = 4;
+
+/// What became of one conversation of the run, on a worker thread.
+enum Planned {
+    Plan(Box<fix::Plan>),
+    /// Passed over by `--since` / `--changed-since`.
+    Unmodified,
+}
 
 pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     if args.format != RepairFormat::Human && args.diff_format == DiffFormat::Patch {
@@ -19,28 +30,44 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         let cmd = cli
             .find_subcommand_mut("repair")
             .expect("repair is a subcommand");
-        let _ = cmd
-            .error(
-                clap::error::ErrorKind::ArgumentConflict,
-                "the argument '--format <FORMAT>' cannot be used with '--diff-format patch': JSON output carries no diff",
-            )
-            .print();
+        render::usage_error(&cmd.error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "the argument '--format <FORMAT>' cannot be used with '--diff-format patch': JSON output carries no diff",
+        ));
         return ExitStatus::Error;
     }
     if args.accept_ambiguous {
-        render::note("warning: --accept-ambiguous is deprecated: it now means --unsafe-fixes");
+        render::warning("--accept-ambiguous is deprecated: it now means --unsafe-fixes");
     }
-    let selected = match select(&args.only, &[]) {
+    let selected = match select(&args.only, &args.skip) {
         Ok(s) => s,
         Err(e) => {
             render::fail(&e);
             return ExitStatus::Error;
         }
     };
-    let opts = RepairOptions {
+    let cutoff = match since::cutoff(args.since, args.changed_since.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            render::fail(&e);
+            return ExitStatus::Error;
+        }
+    };
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.map_or(0, usize::from))
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            render::error(&format!("cannot start worker threads: {e}"));
+            return ExitStatus::Error;
+        }
+    };
+    let unsafe_fixes = args.unsafe_fixes || args.accept_ambiguous;
+    let options = || RepairOptions {
         server_version: args.server_version,
         selected: &selected,
-        unsafe_fixes: args.unsafe_fixes || args.accept_ambiguous,
+        unsafe_fixes,
     };
     let backup_root = match (&args.backup_dir, args.dry_run) {
         (Some(d), _) => Some(d.clone()),
@@ -66,9 +93,14 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             return ExitStatus::Error;
         }
     }
+    let mut w = match Output::new(args.output_file.as_deref(), args.quiet) {
+        Ok(o) => o,
+        Err(e) => {
+            render::fail(&e);
+            return ExitStatus::Error;
+        }
+    };
     let mut run: Option<Run> = None;
-    let stdout = io::stdout();
-    let mut w = stdout.lock();
     let fail = threshold(args.fail_on);
     let (mut files, mut conversations, mut failed) = (0, 0, 0);
     let mut status = ExitStatus::Success;
@@ -79,114 +111,143 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         id: None,
         backup_dir: None,
         dry_run: args.dry_run,
-        unsafe_fixes: opts.unsafe_fixes,
-        server_version: opts.version().to_string(),
+        unsafe_fixes,
+        server_version: options().version().to_string(),
     });
     let mut json = match args.format {
         RepairFormat::Human => None,
         RepairFormat::Json => Some(rjson::Writer::new(false)),
         RepairFormat::Jsonl => Some(rjson::Writer::new(true)),
     };
-    for path in &args.paths {
-        let found = match find(path) {
-            Ok(f) => f,
-            Err(e) => {
-                render::fail(&e);
+    // As for `diagnose`: a PATH that cannot be read or holds no conversation
+    // (a failed mount, a typo) is an error, not a quiet "nothing to repair".
+    let scan = scan::discover(&args.paths, args.allow_empty);
+    for n in &scan.notes {
+        render::note(n);
+    }
+    for e in scan.errors {
+        summary.scan.error(e);
+        status = ExitStatus::Error;
+    }
+    let mut list = scan.conversations;
+    if let Some(shard) = args.shard {
+        list.retain(|(dir, _)| shard.contains(dir));
+        summary.scan.shard = Some(shard.to_string());
+    }
+    // --diff-format patch: the patch alone on stdout, the rest on stderr
+    let patch = args.dry_run && args.diff_format == DiffFormat::Patch;
+    // Conversations are read and planned on the pool, ahead of their turn;
+    // each plan is applied (which verifies under the locks that nothing
+    // changed since it was read) and reported in path order.
+    let work = |i: usize| {
+        let dir = &list[i].0;
+        if cutoff.is_some_and(|c| !since::modified_since(dir, c)) {
+            return Planned::Unmodified;
+        }
+        Planned::Plan(Box::new(fix::plan(
+            dir,
+            dir.display().to_string(),
+            &options(),
+        )))
+    };
+    let mut stop: Option<ExitStatus> = None;
+    let emit = |i: usize, done: ordered::Done<Planned>| {
+        let (dir, k) = &list[i];
+        let plan = match done {
+            Ok(Planned::Plan(p)) => p,
+            Ok(Planned::Unmodified) => {
+                summary.scan.skipped_unmodified += 1;
+                return true;
+            }
+            Err(panic) => {
+                summary.scan.error(format!(
+                    "`{}` could not be planned (internal error: {panic}); please report it",
+                    dir.display()
+                ));
                 status = ExitStatus::Error;
-                continue;
+                return true;
             }
         };
-        // As for `diagnose`: a PATH with no conversation (a failed mount, a
-        // typo) is an error, not a quiet "nothing to repair".
-        if let Some(instead) = &found.instead {
-            render::error(&format!(
-                "no conversation in `{}`: found {instead}",
-                path.display()
-            ));
+        // A folder not wholly read (permission, I/O) is never repaired: its
+        // plan would rest on guesses.
+        if let Some(first) = plan.before.access_errors.first() {
+            summary
+                .scan
+                .error(super::diagnose::scan_error(first, &plan.before));
             status = ExitStatus::Error;
+            return true;
         }
-        for dir in &found.conversations {
-            let prefix = dir
-                .strip_prefix(path)
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            let plan = fix::plan(dir, dir.display().to_string(), &opts);
-            let mut applied = None;
-            if plan.has_changes() && !args.dry_run {
-                if run.is_none() {
-                    let root = backup_root.clone().unwrap_or_default();
-                    match Run::new(&root, persist::new_run_id()) {
-                        Ok(r) => run = Some(r),
-                        Err(e) => {
-                            render::error(&e);
-                            // JSON output stays one valid document
-                            if let Some(j) = json.as_mut() {
-                                let _ = j.finish(&mut w, &summary);
-                            }
-                            return ExitStatus::Error;
-                        }
+        let prefix = dir
+            .strip_prefix(&args.paths[*k])
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let mut applied = None;
+        if plan.has_changes() && !args.dry_run {
+            if run.is_none() {
+                let root = backup_root.clone().unwrap_or_default();
+                match Run::new(&root, persist::new_run_id()) {
+                    Ok(r) => run = Some(r),
+                    Err(e) => {
+                        render::error(&e);
+                        stop = Some(ExitStatus::Error);
+                        return false;
                     }
                 }
-                let r = run
-                    .as_mut()
-                    .map(|r| persist::apply(&plan, r, conversations + 1));
-                applied = r;
             }
-            if matches!(applied, Some(Err(_))) {
-                failed += 1;
-            }
-            let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
-            unsafe_pending |= plan.unsafe_pending();
-            if ok {
-                files += plan.edits.len() + plan.moves.len() + plan.creates.len();
-                conversations += 1;
-            }
-            let remaining: &[crate::checks::Finding] = if ok {
-                plan.remaining()
-            } else {
-                &plan.before.findings
-            };
-            if fail.is_some_and(|t| remaining.iter().any(|f| f.severity >= t)) {
-                remaining_bad = true;
-            }
-            // refused, and there was something to repair
-            refused |= plan.refused.is_some() && plan.before.findings.iter().any(|f| f.fixable);
-            let outcome = rjson::outcome(&plan, args.dry_run, applied.as_ref());
-            summary.add(&outcome);
-            if let Some(j) = json.as_mut() {
-                if let Err(e) = j.conversation(&mut w, &plan, &outcome) {
-                    return broken_pipe_or_error(e);
-                }
-                continue;
-            }
-            // --diff-format patch: the patch alone on stdout, the rest on stderr
-            let patch = args.dry_run && args.diff_format == DiffFormat::Patch;
-            if patch {
-                match render::repair::patch(&mut w, &plan, args.show_content) {
-                    Ok(None) => {}
-                    Ok(Some(why)) => {
+            applied = run
+                .as_mut()
+                .map(|r| persist::apply(&plan, r, conversations + 1));
+        }
+        if matches!(applied, Some(Err(_))) {
+            failed += 1;
+        }
+        let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
+        unsafe_pending |= plan.unsafe_pending();
+        if ok {
+            files += plan.edits.len() + plan.moves.len() + plan.creates.len();
+            conversations += 1;
+        }
+        let remaining: &[crate::checks::Finding] = if ok {
+            plan.remaining()
+        } else {
+            &plan.before.findings
+        };
+        if fail.is_some_and(|t| remaining.iter().any(|f| f.severity >= t)) {
+            remaining_bad = true;
+        }
+        // refused, and there was something to repair
+        refused |= plan.refused.is_some() && plan.before.findings.iter().any(|f| f.fixable);
+        let outcome = rjson::outcome(&plan, args.dry_run, applied.as_ref());
+        summary.add(&outcome);
+        if args.changes_only && outcome.status == "unchanged" {
+            return true;
+        }
+        let written = match json.as_mut() {
+            Some(j) => j.conversation(&mut w, &plan, &outcome),
+            None => {
+                human(&mut w, &plan, &prefix, args, color, applied.as_ref(), patch).map(|why| {
+                    if let Some(why) = why {
                         render::note(&why);
                         refused = true;
                     }
-                    Err(e) => return broken_pipe_or_error(e),
-                }
+                })
             }
-            let mut stderr = io::stderr().lock();
-            let human: &mut dyn io::Write = if patch { &mut stderr } else { &mut w };
-            if let Err(e) = render::repair::plan(
-                human,
-                &plan,
-                &prefix,
-                args.dry_run,
-                applied.as_ref(),
-                color,
-                args.show_content,
-                !patch,
-            ) {
-                return broken_pipe_or_error(e);
+        };
+        match written {
+            Ok(()) => true,
+            Err(e) => {
+                stop = Some(broken_pipe_or_error(e));
+                false
             }
         }
-    }
+    };
+    ordered::run(
+        &pool,
+        list.len(),
+        pool.current_num_threads() * WINDOW_PER_THREAD,
+        work,
+        emit,
+    );
     if let Some(r) = &run {
         r.discard_if_empty();
     }
@@ -194,40 +255,78 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         summary.run.id = Some(r.id.clone());
         summary.run.backup_dir = Some(r.dir.display().to_string());
     }
+    if let Some(s) = stop {
+        // JSON output stays one valid document
+        if let Some(j) = json.as_mut() {
+            let _ = j.finish(&mut w, &summary);
+        }
+        return w.finish(s);
+    }
+    if summary.scan.skipped_unmodified > 0 {
+        render::note(&format!(
+            "{} not modified since the cutoff (--since/--changed-since) and not looked at",
+            crate::checks::plural(
+                summary.scan.skipped_unmodified,
+                "conversation",
+                "conversations"
+            )
+        ));
+    }
     let finished = match json.as_mut() {
         Some(j) => j.finish(&mut w, &summary),
-        None => {
-            let mut stderr = io::stderr().lock();
-            let human: &mut dyn io::Write = if args.dry_run && args.diff_format == DiffFormat::Patch
-            {
-                &mut stderr
-            } else {
-                &mut w
-            };
-            render::repair::finish(human, &summary)
-        }
+        None if patch => render::repair::finish(&mut io::stderr().lock(), &summary),
+        None => render::repair::finish(&mut w, &summary),
     };
     if let Err(e) = finished {
-        return broken_pipe_or_error(e);
+        return w.finish(broken_pipe_or_error(e));
     }
-    if status == ExitStatus::Error {
-        return status;
-    }
-    if args.dry_run {
+    let status = if status == ExitStatus::Error {
+        status
+    } else if args.dry_run {
         // a refused repair is work pending too, only blocked
-        return if files > 0 || refused || unsafe_pending {
+        if files > 0 || refused || unsafe_pending {
             ExitStatus::Findings
         } else {
             ExitStatus::Success
-        };
-    }
-    // a refused repair (live lease, held lock, failed proof) leaves work
-    // undone even when only info findings remain: docs/repair.md says 1
-    if remaining_bad || failed > 0 || refused || unsafe_pending {
+        }
+    } else if remaining_bad || failed > 0 || refused || unsafe_pending {
+        // a refused repair (live lease, held lock, failed proof) leaves work
+        // undone even when only info findings remain: docs/repair.md says 1
         ExitStatus::Findings
     } else {
         ExitStatus::Success
+    };
+    w.finish(status)
+}
+
+/// One conversation in human output: with `--diff-format patch`, the patch
+/// on `w` and the rest on stderr. Returns why no patch could be made, if so.
+fn human(
+    w: &mut Output,
+    plan: &fix::Plan,
+    prefix: &str,
+    args: &RepairArgs,
+    color: bool,
+    applied: Option<&Result<Vec<String>, String>>,
+    patch: bool,
+) -> io::Result<Option<String>> {
+    let mut why = None;
+    if patch {
+        why = render::repair::patch(w, plan, args.show_content)?;
     }
+    let mut stderr = io::stderr().lock();
+    let out: &mut dyn io::Write = if patch { &mut stderr } else { w };
+    render::repair::plan(
+        out,
+        plan,
+        prefix,
+        args.dry_run,
+        applied,
+        color,
+        args.show_content,
+        !patch,
+    )?;
+    Ok(why)
 }
 
 pub fn undo(args: &UndoArgs) -> ExitStatus {

@@ -90,7 +90,12 @@ pub fn list(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
     }
     runs.sort_by(|a, b| a.created.cmp(&b.created).then(a.run_id.cmp(&b.run_id)));
     let hint_dir = args.backup_dir.as_deref();
-    if let Err(e) = runs::list(&mut std::io::stdout().lock(), &root, &runs, hint_dir) {
+    let w = &mut std::io::stdout().lock();
+    let listed = match args.format {
+        crate::cli::ListFormat::Human => runs::list(w, &root, &runs, hint_dir),
+        crate::cli::ListFormat::Json => runs::list_json(w, &root, &runs, hint_dir),
+    };
+    if let Err(e) = listed {
         return Ok(super::diagnose::broken_pipe_or_error(e));
     }
     Ok(ExitStatus::Success)

@@ -397,7 +397,9 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         passes: 0,
     };
     let ctx = first.ctx(version, s.given);
-    let refusal = if let checks::live_lease::Lease::Live { owner, .. } =
+    let refusal = if let Some(first) = first.conv.access_errors.first() {
+        Some(format!("{first}; a folder not wholly read is never repaired"))
+    } else if let checks::live_lease::Lease::Live { owner, .. } =
         checks::live_lease::lease_state(&ctx)
     {
         Some(format!(
@@ -604,6 +606,7 @@ fn empty_report() -> ConversationReport {
         event_list: None,
         redactor: Default::default(),
         tree: None,
+        access_errors: Vec::new(),
     }
 }
 

@@ -66,11 +66,14 @@ impl Renderer for Concise {
                 s.fixable
             ));
         }
-        for note in &s.notes {
-            t.push_str(&format!("note: {}\n", sanitize(&redact_all(note))));
+        if s.errors > 0 {
+            t.push_str(&super::human::errors_line(s.errors));
+            t.push('\n');
         }
-        w.write_all(t.as_bytes())?;
-        w.flush()
+        w.write_all(redact_all(&t).as_bytes())?;
+        w.flush()?;
+        super::notes(&s.notes);
+        Ok(())
     }
 }
 

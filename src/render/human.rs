@@ -253,11 +253,12 @@ impl Renderer for Human {
             let mut cells: Vec<[String; 6]> = Vec::with_capacity(rows.len() + 1);
             cells.push(["index", "kind", "source", "parent", "agent", "note"].map(String::from));
             for row in rows {
-                let parent = match &row.parent {
-                    serde_json::Value::Null => "-".to_string(),
-                    serde_json::Value::Number(n) => format!("{:05}", n.as_u64().unwrap_or(0)),
-                    serde_json::Value::String(p) => p.clone(),
-                    other => other.to_string(),
+                let parent = match (row.parent_link, row.parent) {
+                    ("root", _) => "__root__".to_string(),
+                    ("missing", _) => "(missing)".to_string(),
+                    ("legacy", Some(p)) => format!("{p:05} (legacy)"),
+                    (_, Some(p)) => format!("{p:05}"),
+                    (_, None) => "-".to_string(),
                 };
                 let mark = if row.in_agent_view { "yes" } else { "-" };
                 cells.push([
@@ -314,7 +315,11 @@ impl Renderer for Human {
             let _ = write!(head, ", {} cannot load", s.cannot_load);
         }
         if s.events_orphaned > 0 {
-            let _ = write!(head, "; {} events the agents cannot see", s.events_orphaned);
+            let _ = write!(
+                head,
+                "; {} the agents cannot see",
+                plural(s.events_orphaned, "event", "events")
+            );
         }
         line(&mut t, &head);
         if !s.by_check.is_empty() {
@@ -363,8 +368,8 @@ impl Renderer for Human {
                 &format!("shard {shard}: only this shard's conversations were scanned"),
             );
         }
-        for note in &s.notes {
-            line(&mut t, &format!("note: {}", sanitize(&redact_all(note))));
+        if s.errors > 0 {
+            line(&mut t, &errors_line(s.errors));
         }
         // Only a batch gets its timing (one conversation's output stays
         // reproducible byte for byte).
@@ -379,16 +384,27 @@ impl Renderer for Human {
                 t,
                 "{}",
                 self.faint(&format!(
-                    "elapsed {secs:.2} s ({} events{rate})",
-                    s.events_on_disk
+                    "elapsed {secs:.2} s ({}{rate})",
+                    plural(s.events_on_disk, "event", "events")
                 ))
             );
         }
-        // the summary names conversations and quotes notes: it passes
-        // through the run's redactor like every other output
+        // the summary names conversations: it passes through the run's
+        // redactor like every other output
         w.write_all(redact_all(&t).as_bytes())?;
-        w.flush()
+        w.flush()?;
+        // notes are not the report: stderr, as errors (docs/output.md)
+        super::notes(&s.notes);
+        Ok(())
     }
+}
+
+/// The summary's line about scan errors (human and concise output).
+pub fn errors_line(n: usize) -> String {
+    format!(
+        "{}: not everything could be read, so this report is incomplete (the errors are on stderr; exit status 2)",
+        plural(n, "scan error", "scan errors")
+    )
 }
 
 #[cfg(test)]

@@ -50,6 +50,17 @@ pub fn json_safe(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A JSON object with `"schema_version"` added as its last key: every line
+/// of JSONL says which schema it follows, and still starts `{"path":` (so
+/// sorting the lines sorts them by path) or `{"summary":`.
+pub fn versioned(object: &str) -> String {
+    match object.strip_suffix('}') {
+        Some(head) if head.len() > 1 => format!("{head},\"schema_version\":{SCHEMA_VERSION}}}"),
+        Some(_) => format!("{{\"schema_version\":{SCHEMA_VERSION}}}"),
+        None => object.to_string(),
+    }
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> io::Result<String> {
     serde_json::to_string(v).map_err(io::Error::other)
 }
@@ -61,7 +72,7 @@ impl Renderer for Json {
         let text = to_json(r)?;
         let text = json_safe(&r.redactor.redact(&text)).into_owned();
         if self.lines {
-            writeln!(w, "{text}")?;
+            writeln!(w, "{}", versioned(&text))?;
         } else {
             if self.count == 0 {
                 write!(
@@ -80,7 +91,10 @@ impl Renderer for Json {
     fn finish(&mut self, w: &mut dyn Write, s: &Summary) -> io::Result<()> {
         let summary = json_safe(&redact_all(&to_json(s)?)).into_owned();
         if self.lines {
-            writeln!(w, "{{\"summary\":{summary}}}")?;
+            writeln!(
+                w,
+                "{{\"summary\":{summary},\"schema_version\":{SCHEMA_VERSION}}}"
+            )?;
         } else {
             if self.count == 0 {
                 write!(

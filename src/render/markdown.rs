@@ -211,6 +211,19 @@ impl Renderer for Markdown {
         for note in &s.notes {
             let _ = writeln!(t, "- note: {}", md(&sanitize(&redact_all(note))));
         }
+        if s.errors > 0 {
+            let _ = writeln!(
+                t,
+                "\n**{}: not everything could be read, so this report is incomplete.**\n",
+                crate::checks::plural(s.errors, "scan error", "scan errors")
+            );
+            for e in &s.error_messages {
+                let _ = writeln!(t, "- {}", md(&sanitize(&redact_all(e))));
+            }
+            if s.errors > s.error_messages.len() {
+                let _ = writeln!(t, "- … {} more", s.errors - s.error_messages.len());
+            }
+        }
         w.write_all(redact_all(&t).as_bytes())?;
         w.flush()
     }

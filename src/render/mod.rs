@@ -4,6 +4,7 @@ pub mod concise;
 pub mod human;
 pub mod json;
 pub mod markdown;
+pub mod output;
 pub mod progress;
 pub mod prometheus;
 pub mod repair;
@@ -119,12 +120,16 @@ pub struct Summary {
     /// Findings per (check id, severity) (Prometheus output only).
     #[serde(skip)]
     pub by_check_severity: BTreeMap<(&'static str, Severity), usize>,
-    /// PATHs that could not be scanned and conversations that could not be
-    /// analysed: the run exits 2 (Prometheus output only).
-    #[serde(skip)]
-    pub errors: usize,
     /// Paths passed over during the scan, each a sentence.
     pub notes: Vec<String>,
+    /// Scan errors: PATHs that could not be scanned or held no conversation,
+    /// folders this user may not list, conversations not wholly readable
+    /// (permission, I/O) or that could not be analysed. The report is
+    /// incomplete and the run exits 2.
+    pub errors: usize,
+    /// What each scan error was, in the order met (the first
+    /// [`ERRORS_LISTED`]; `errors` counts them all).
+    pub error_messages: Vec<String>,
     /// Conversations passed over by `--since` / `--changed-since`.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_unmodified: usize,
@@ -138,6 +143,35 @@ pub struct Summary {
     #[serde(skip)]
     pub elapsed: Option<std::time::Duration>,
 }
+
+/// What a repair run's summary says of its scan, in `diagnose`'s words.
+#[derive(Debug, Default, Serialize)]
+pub struct ScanInfo {
+    /// Scan errors (see [`Summary::errors`]): the run exits 2.
+    pub errors: usize,
+    /// What each was (the first [`ERRORS_LISTED`]).
+    pub error_messages: Vec<String>,
+    /// Conversations passed over by `--since` / `--changed-since`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_unmodified: usize,
+    /// The `--shard K/N` this run covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+}
+
+impl ScanInfo {
+    /// A scan error: printed on stderr now, counted and quoted.
+    pub fn error(&mut self, msg: String) {
+        error(&msg);
+        self.errors += 1;
+        if self.error_messages.len() < ERRORS_LISTED {
+            self.error_messages.push(crate::secrets::redact_all(&msg));
+        }
+    }
+}
+
+/// How many scan errors a summary quotes (stderr has every one).
+pub const ERRORS_LISTED: usize = 100;
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -167,6 +201,16 @@ pub fn severity(r: &ConversationReport) -> Option<Severity> {
 }
 
 impl Summary {
+    /// A scan error: printed on stderr now, counted and quoted in the
+    /// summary.
+    pub fn error(&mut self, msg: String) {
+        error(&msg);
+        self.errors += 1;
+        if self.error_messages.len() < ERRORS_LISTED {
+            self.error_messages.push(crate::secrets::redact_all(&msg));
+        }
+    }
+
     pub fn add(&mut self, r: &ConversationReport) {
         self.conversations += 1;
         if severity(r).is_some_and(|s| s > Severity::Info) {
@@ -248,14 +292,66 @@ pub fn fail(e: &anyhow::Error) {
     error(&format!("{e:#}"));
 }
 
+/// A usage error from clap (an unknown flag, a bad value): its text, with
+/// clap's `error:` made ours (`convo-doctor: error:`), so every error of the
+/// program starts alike (`grep 'convo-doctor: error'` in a cron mail).
+pub fn usage_error(e: &clap::Error) {
+    let text = e.render().to_string();
+    let _ = match text.strip_prefix("error: ") {
+        Some(rest) => write!(io::stderr(), "convo-doctor: error: {rest}"),
+        // the help shown for a missing subcommand is not an error message
+        None => write!(io::stderr(), "{text}"),
+    };
+}
+
 pub fn warning(msg: &str) {
     let msg = sanitize(&crate::secrets::redact_all(msg));
-    let _ = writeln!(io::stderr(), "convo-doctor: warning: {msg}");
+    to_stderr(format!("convo-doctor: warning: {msg}\n"));
 }
 
 pub fn note(msg: &str) {
     let msg = sanitize(&crate::secrets::redact_all(msg));
-    let _ = writeln!(io::stderr(), "convo-doctor: {msg}");
+    to_stderr(format!("convo-doctor: {msg}\n"));
+}
+
+/// Warnings and notes held back by `--quiet` until the exit status is
+/// known (`None`: printed at once). Errors are never held: they end in exit 2.
+static HELD: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+fn to_stderr(line: String) {
+    if let Ok(mut held) = HELD.lock() {
+        if let Some(lines) = held.as_mut() {
+            lines.push(line);
+            return;
+        }
+    }
+    let _ = io::stderr().write_all(line.as_bytes());
+}
+
+/// `--quiet`: from now on, hold warnings and notes back.
+pub fn hold_messages() {
+    if let Ok(mut held) = HELD.lock() {
+        held.get_or_insert_with(Vec::new);
+    }
+}
+
+/// Print the warnings and notes held back (when `show`), or drop them; from
+/// now on they are printed at once.
+pub fn release_messages(show: bool) {
+    let lines = HELD.lock().ok().and_then(|mut h| h.take());
+    if show {
+        let mut e = io::stderr().lock();
+        for line in lines.into_iter().flatten() {
+            let _ = e.write_all(line.as_bytes());
+        }
+    }
+}
+
+/// The notes of a summary, on stderr (`convo-doctor: note: …`).
+pub fn notes(notes: &[String]) {
+    for n in notes {
+        note(&format!("note: {n}"));
+    }
 }
 
 /// Write text to stdout.

@@ -41,12 +41,21 @@ struct Counts {
     stop: AtomicBool,
 }
 
-/// Whether a bar may be drawn: stderr is a terminal, and stdout is not a
-/// pipe or a socket, whose reader (`less`, `head`, `grep`) likely writes to
-/// that same terminal, where bar and report would overwrite each other and a
-/// reader that quits early would leave the bar's last line behind.
+/// How long a scan runs before its bar is drawn: a short run (most single
+/// conversations) leaves no flash of a bar on the terminal.
+pub const DRAW_AFTER: Duration = Duration::from_secs(1);
+
+/// Whether a bar may be drawn: stderr is a terminal that can move its
+/// cursor (`TERM` set, and not `dumb`: Emacs' shell, some CI consoles), and
+/// stdout is not a pipe or a socket, whose reader (`less`, `head`, `grep`)
+/// likely writes to that same terminal, where bar and report would
+/// overwrite each other and a reader that quits early would leave the bar's
+/// last line behind.
 fn drawable() -> bool {
     if !io::stderr().is_terminal() {
+        return false;
+    }
+    if std::env::var("TERM").map_or(true, |t| t.is_empty() || t == "dumb") {
         return false;
     }
     match rustix::fs::fstat(io::stdout()) {
@@ -105,7 +114,12 @@ impl Progress {
         }
         let bar = ProgressBar::with_draw_target(
             None,
-            ProgressDrawTarget::term_like_with_hz(Box::new(Stderr), 8),
+            ProgressDrawTarget::term_like_with_hz(
+                Box::new(Stderr {
+                    from: std::time::Instant::now() + DRAW_AFTER,
+                }),
+                8,
+            ),
         );
         // before anything is drawn
         clear_on_interrupt(&bar);
@@ -179,11 +193,23 @@ impl Progress {
 /// than it is: indicatif pads the bar's line to the full width and leaves the
 /// cursor at its end, where the terminal's `^C` echo would wrap onto a new
 /// line and the clearing would then miss the bar's. With two columns spare
-/// the echo stays on the bar's line and is cleared with it.
+/// the echo stays on the bar's line and is cleared with it. Nothing is
+/// written before `from` ([`DRAW_AFTER`] into the run): the bar is one line,
+/// so a draw or a clear that never reached the terminal leaves nothing to
+/// undo.
 #[derive(Debug)]
-struct Stderr;
+struct Stderr {
+    from: std::time::Instant,
+}
 
 impl Stderr {
+    fn put_now(&self, s: &str) -> io::Result<()> {
+        if std::time::Instant::now() < self.from {
+            return Ok(());
+        }
+        Self::put(s)
+    }
+
     fn size() -> (u16, u16) {
         terminal_size::terminal_size_of(io::stderr())
             .map(|(w, h)| (w.0, h.0))
@@ -209,40 +235,40 @@ impl TermLike for Stderr {
         if n == 0 {
             return Ok(());
         }
-        Self::put(&format!("\x1b[{n}A"))
+        self.put_now(&format!("\x1b[{n}A"))
     }
 
     fn move_cursor_down(&self, n: usize) -> io::Result<()> {
         if n == 0 {
             return Ok(());
         }
-        Self::put(&format!("\x1b[{n}B"))
+        self.put_now(&format!("\x1b[{n}B"))
     }
 
     fn move_cursor_right(&self, n: usize) -> io::Result<()> {
         if n == 0 {
             return Ok(());
         }
-        Self::put(&format!("\x1b[{n}C"))
+        self.put_now(&format!("\x1b[{n}C"))
     }
 
     fn move_cursor_left(&self, n: usize) -> io::Result<()> {
         if n == 0 {
             return Ok(());
         }
-        Self::put(&format!("\x1b[{n}D"))
+        self.put_now(&format!("\x1b[{n}D"))
     }
 
     fn write_line(&self, s: &str) -> io::Result<()> {
-        Self::put(&format!("{s}\n"))
+        self.put_now(&format!("{s}\n"))
     }
 
     fn write_str(&self, s: &str) -> io::Result<()> {
-        Self::put(s)
+        self.put_now(s)
     }
 
     fn clear_line(&self) -> io::Result<()> {
-        Self::put("\r\x1b[2K")
+        self.put_now("\r\x1b[2K")
     }
 
     fn flush(&self) -> io::Result<()> {

@@ -435,6 +435,9 @@ pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
     if !left.is_empty() {
         let _ = writeln!(s, "left: {left}");
     }
+    if sum.scan.errors > 0 {
+        let _ = writeln!(s, "{}", super::human::errors_line(sum.scan.errors));
+    }
     w.write_all(crate::secrets::redact_all(&s).as_bytes())?;
     w.flush()
 }

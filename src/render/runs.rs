@@ -18,6 +18,17 @@ pub enum RunState {
     ChangedSince,
 }
 
+impl RunState {
+    /// The state's name in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Undone => "undone",
+            RunState::Undoable => "undoable",
+            RunState::ChangedSince => "changed-since",
+        }
+    }
+}
+
 pub struct RunSummary {
     pub run_id: String,
     pub created: String,
@@ -65,6 +76,40 @@ pub fn list(
         )?;
     }
     writeln!(w, "backups: {}", sanitize(&root.display().to_string()))?;
+    w.flush()
+}
+
+/// `undo --list --format json`: one document, the runs oldest first.
+pub fn list_json(
+    w: &mut dyn Write,
+    root: &Path,
+    runs: &[RunSummary],
+    backup_dir: Option<&Path>,
+) -> io::Result<()> {
+    let dir_arg = backup_dir_arg(backup_dir);
+    let runs: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "run_id": r.run_id,
+                "created": r.created,
+                "files": r.files,
+                "conversations": r.conversations,
+                "state": r.state.as_str(),
+                "undo": (r.state == RunState::Undoable).then(|| format!(
+                    "convo-doctor undo {}{dir_arg}",
+                    shell_quote(&sanitize(&r.run_id))
+                )),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "schema_version": super::json::SCHEMA_VERSION,
+        "backup_dir": root.display().to_string(),
+        "runs": runs,
+    });
+    let text = serde_json::to_string(&doc).map_err(io::Error::other)?;
+    writeln!(w, "{}", super::json::json_safe(&text))?;
     w.flush()
 }
 
@@ -121,10 +166,10 @@ pub fn prune(
                 };
                 writeln!(
                     w,
-                    "{verb} {} (created {}, {} files, {})",
+                    "{verb} {} (created {}, {}, {})",
                     sanitize(&r.run_id),
                     sanitize(&r.created),
-                    r.files,
+                    crate::checks::plural(r.files, "file", "files"),
                     state(r)
                 )?;
             }

@@ -15,7 +15,9 @@ use super::event::{
     counts_as_event_file, invalid, parse_event, parse_event_for, parse_event_name, EventRecord,
     Unreadable,
 };
-use super::fsread::{io_reason, read_listed_regular, read_regular};
+use super::fsread::{
+    access_error, io_reason, read_listed_regular, read_regular_checked, ReadError,
+};
 
 /// The journal `repair` keeps in a conversation folder while it changes
 /// more than one file there, removed when the last change is verified: if it
@@ -73,6 +75,9 @@ pub struct EventDir {
     pub exists: bool,
     /// Set when `events/` exists but cannot be listed.
     pub error: Option<String>,
+    /// Files (or `events/` itself) this user may not read, or that an I/O
+    /// error kept from being read: scan errors, see [`Conversation::access_errors`].
+    pub access_errors: Vec<String>,
     /// Matching files, in listing order.
     pub files: Vec<EventFile>,
     pub stray: Vec<StrayFile>,
@@ -102,6 +107,11 @@ pub struct Conversation {
     /// the SDK's lock meanwhile: the findings may describe a moment that
     /// never existed as a whole.
     pub changed_during_read: bool,
+    /// What this user may not read here (`cannot read `PATH` as uid N:
+    /// Permission denied`), or what an I/O error kept from being read: the
+    /// folder may be fine for its owner, so these are errors of the scan,
+    /// and the findings describe a folder that was not wholly read.
+    pub access_errors: Vec<String>,
 }
 
 /// Whether another process holds the SDK's event-log lock right now. Opens
@@ -194,7 +204,7 @@ fn read_with(
     dir: &Path,
     rel: &str,
     overlay: &Overlay,
-) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
+) -> Result<(Vec<u8>, Option<SystemTime>), ReadError> {
     read_listed(dir, rel, overlay, false)
 }
 
@@ -205,7 +215,7 @@ fn read_listed(
     rel: &str,
     overlay: &Overlay,
     listed_regular: bool,
-) -> Result<(Vec<u8>, Option<SystemTime>), Unreadable> {
+) -> Result<(Vec<u8>, Option<SystemTime>), ReadError> {
     let path = dir.join(overlay.source(rel));
     if let Some(bytes) = overlay.get(rel) {
         let mtime = fs::symlink_metadata(&path)
@@ -216,20 +226,29 @@ fn read_listed(
     let read = if listed_regular && !overlay.renamed.contains_key(rel) {
         read_listed_regular(&path)
     } else {
-        read_regular(&path)
+        read_regular_checked(&path)
     };
     read.map(|(b, md)| (b, md.modified().ok()))
 }
 
-fn read_doc(dir: &Path, rel: &str, overlay: &Overlay) -> (Doc, Option<SystemTime>) {
+fn read_doc(
+    dir: &Path,
+    rel: &str,
+    overlay: &Overlay,
+    access: &mut Vec<String>,
+) -> (Doc, Option<SystemTime>) {
     if overlay.gone.contains(rel) && !overlay.contains_key(rel) {
         return (Doc::Missing, None);
     }
     match read_with(dir, rel, overlay) {
-        Err(Unreadable::Io(_)) if fs::symlink_metadata(dir.join(rel)).is_err() => {
+        Err(ReadError::Access { message, reason }) => {
+            access.push(message);
+            (Doc::Unreadable(Unreadable::Io(reason)), None)
+        }
+        Err(ReadError::File(Unreadable::Io(_))) if fs::symlink_metadata(dir.join(rel)).is_err() => {
             (Doc::Missing, None)
         }
-        Err(e) => (Doc::Unreadable(e), None),
+        Err(ReadError::File(e)) => (Doc::Unreadable(e), None),
         Ok((bytes, mtime)) => {
             if bytes.is_empty() {
                 return (Doc::Unreadable(Unreadable::Empty), mtime);
@@ -277,22 +296,28 @@ impl Conversation {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let (base_state, base_state_mtime) = read_doc(dir, "base_state.json", overlay);
-        let (meta, _) = read_doc(dir, "meta.json", overlay);
-        let (lease, _) = read_doc(dir, "owner_lease.json", overlay);
-        let entries: BTreeSet<String> = fs::read_dir(dir)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut access = Vec::new();
+        let (base_state, base_state_mtime) =
+            read_doc(dir, "base_state.json", overlay, &mut access);
+        let (meta, _) = read_doc(dir, "meta.json", overlay, &mut access);
+        let (lease, _) = read_doc(dir, "owner_lease.json", overlay, &mut access);
+        let entries: BTreeSet<String> = match fs::read_dir(dir) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(e) => {
+                access.extend(access_error(dir, &e));
+                BTreeSet::new()
+            }
+        };
         let journal = if entries.contains(REPAIR_JOURNAL) {
-            read_doc(dir, REPAIR_JOURNAL, overlay).0
+            read_doc(dir, REPAIR_JOURNAL, overlay, &mut access).0
         } else {
             Doc::Missing
         };
-        let events = read_events(dir, version, overlay, cache);
+        let mut events = read_events(dir, version, overlay, cache);
+        access.append(&mut events.access_errors);
         // A file that read as broken may just have been mid-write: if it is
         // no longer what was read, or anything else moved, say so.
         let rewritten = events.files.iter().any(|f| {
@@ -316,6 +341,7 @@ impl Conversation {
             events,
             entries,
             changed_during_read,
+            access_errors: access,
         }
     }
 }
@@ -382,6 +408,7 @@ fn read_events(
         Ok(rd) => rd,
         Err(e) => {
             out.error = Some(format!("`events/` cannot be listed: {}", io_reason(&e)));
+            out.access_errors.extend(access_error(events_dir, &e));
             return out;
         }
     };
@@ -422,7 +449,7 @@ fn read_events(
         Stray(StrayFile),
         Other(String),
     }
-    let entries: Vec<(bool, Entry)> = listed
+    let entries: Vec<(bool, Entry, Option<String>)> = listed
         .into_iter()
         .chain(added)
         .enumerate()
@@ -436,6 +463,7 @@ fn read_events(
                 && (overlay.contains_key(&format!("events/{name}"))
                     || regular
                     || !fs::metadata(&path).is_ok_and(|m| m.is_dir()));
+            let mut denied = None;
             let entry = match parse_event_name(&name, wide_index) {
                 Some(n) => {
                     let rel = format!("events/{name}");
@@ -450,7 +478,12 @@ fn read_events(
                                 mtime,
                                 bytes.len() as u64,
                             ),
-                            Err(e) => (Err(e), None, 0),
+                            Err(e) => {
+                                if let ReadError::Access { message, .. } = &e {
+                                    denied = Some(message.clone());
+                                }
+                                (Err(e.into()), None, 0)
+                            }
                         },
                     };
                     Entry::File(EventFile {
@@ -464,17 +497,23 @@ fn read_events(
                     })
                 }
                 None if counts_as_event_file(&name) => {
-                    let record = read_regular(&path)
-                        .ok()
-                        .and_then(|(b, _)| parse_event(&b).ok());
+                    let record = match read_regular_checked(&path) {
+                        Ok((b, _)) => parse_event(&b).ok(),
+                        Err(ReadError::Access { message, .. }) => {
+                            denied = Some(message);
+                            None
+                        }
+                        Err(_) => None,
+                    };
                     Entry::Stray(StrayFile { name, record })
                 }
                 None => Entry::Other(name),
             };
-            (counted, entry)
+            (counted, entry, denied)
         })
         .collect();
-    for (counted, entry) in entries {
+    for (counted, entry, denied) in entries {
+        out.access_errors.extend(denied);
         out.on_disk += usize::from(counted);
         match entry {
             Entry::File(f) => out.files.push(f),

@@ -20,13 +20,18 @@ pub struct Discovery {
     pub notes: Vec<String>,
     /// Whether PATH was itself a conversation (rather than a store).
     pub single: bool,
+    /// Folders below PATH this user may not list, or that an I/O error kept
+    /// from being listed (`cannot read `DIR` as uid N: Permission denied`):
+    /// errors of the scan (exit 2), not notes, since a conversation may be
+    /// in them.
+    pub errors: Vec<String>,
     /// When no conversation was found: what PATH holds instead, as a phrase
     /// ("an empty directory", "3 symbolic links, which are never followed").
     pub instead: Option<String>,
 }
 
-/// Walk `root`. Errors only when `root` itself cannot be read; the error
-/// names the path and keeps the OS error as its source.
+/// Walk `root`. Errors only when `root` itself cannot be read (or listed);
+/// the error names the path and keeps the OS error as its source.
 pub fn find(root: &Path) -> anyhow::Result<Discovery> {
     let md =
         std::fs::metadata(root).with_context(|| format!("cannot read `{}`", root.display()))?;
@@ -50,12 +55,29 @@ pub fn find(root: &Path) -> anyhow::Result<Discovery> {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let p = e
-                    .path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default();
-                out.notes
-                    .push(format!("`{p}` was skipped: {}", walk_reason(&e)));
+                let path = e.path().unwrap_or(root).to_path_buf();
+                let denied = e
+                    .io_error()
+                    .and_then(|io| super::fsread::access_error(&path, io));
+                if e.depth() == 0 {
+                    // PATH itself cannot be listed: an unreadable PATH
+                    let io = e.into_io_error();
+                    return Err(match (denied, io) {
+                        (Some(msg), _) => anyhow::anyhow!(msg),
+                        (None, Some(io)) => anyhow::Error::new(io)
+                            .context(format!("cannot read `{}`", root.display())),
+                        (None, None) => anyhow::anyhow!("cannot read `{}`", root.display()),
+                    });
+                }
+                match denied {
+                    Some(msg) => out.errors.push(msg),
+                    None => out.notes.push(format!(
+                        "`{}` was skipped: {}",
+                        path.display(),
+                        walk_reason(&e)
+                    )),
+                }
+                seen.unlisted.insert(path);
                 seen.unreadable += 1;
                 continue;
             }
@@ -108,6 +130,8 @@ pub fn find(root: &Path) -> anyhow::Result<Discovery> {
     let emptied: Vec<PathBuf> = seen
         .id_named
         .iter()
+        // a folder this user cannot list is an error above, not an empty one
+        .filter(|d| !seen.unlisted.contains(*d))
         .filter(|d| {
             let placed = d.parent().is_some_and(|p| p == root || parents.contains(p));
             let at = out
@@ -120,7 +144,9 @@ pub fn find(root: &Path) -> anyhow::Result<Discovery> {
         .collect();
     out.conversations.extend(emptied);
     out.conversations.sort();
-    if out.conversations.is_empty() {
+    // (when a folder could not be listed, the errors say why nothing was
+    // found: no "holds no conversation" on top of them)
+    if out.conversations.is_empty() && out.errors.is_empty() {
         out.instead = Some(seen.describe(root));
     }
     Ok(out)
@@ -135,6 +161,8 @@ struct Seen {
     files: usize,
     dirs: usize,
     unreadable: usize,
+    /// Folders whose listing failed.
+    unlisted: std::collections::HashSet<PathBuf>,
     /// Files directly in PATH named like event files.
     event_files: usize,
     /// Folders named like a conversation id that are not conversations.
@@ -219,15 +247,26 @@ fn nested(conv: &Path, out: &mut Discovery) {
         }
         _ => return,
     }
-    let Ok(rd) = std::fs::read_dir(&sub) else {
-        return;
+    let rd = match std::fs::read_dir(&sub) {
+        Ok(rd) => rd,
+        Err(e) => {
+            out.errors.extend(super::fsread::access_error(&sub, &e));
+            return;
+        }
     };
-    let mut dirs: Vec<PathBuf> = rd
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for p in rd
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
-        .filter(|p| is_conversation_dir(p))
-        .collect();
+    {
+        if is_conversation_dir(&p) {
+            dirs.push(p);
+        } else if let Err(e) = std::fs::read_dir(&p) {
+            // a sub-agent folder this user cannot look into
+            out.errors.extend(super::fsread::access_error(&p, &e));
+        }
+    }
     dirs.sort();
     for d in dirs {
         out.conversations.push(d.clone());

@@ -355,3 +355,62 @@ pub fn assert_refused_by_lock(
         "a refused repair changed something"
     );
 }
+
+/// A test passed over here: says `SKIP test: why` on the real stderr, which
+/// `cargo test` shows even for a passing test (its capture only takes
+/// `print!`/`eprint!`), as README.md promises.
+pub fn skip(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
+}
+
+/// [`skip`] for a test of a real component that CI installs (a cron
+/// daemon): under CI (`CONVO_DOCTOR_CI=1`, set by .ci/run) its absence is a
+/// failure, not a skip.
+pub fn skip_unless_ci(test: &str, why: &str) {
+    if std::env::var_os("CONVO_DOCTOR_CI").is_some_and(|v| v == "1") {
+        panic!("{test} must run in CI: {why}");
+    }
+    skip(test, why);
+}
+
+/// The uid the permission tests run the binary as.
+pub const NOBODY: u32 = 65534;
+
+/// The built binary, run as uid 65534 (`nobody`, on every Linux) so that
+/// file modes deny: as root through util-linux `setpriv`; as another user,
+/// as that user (a mode-000 file denies them too). Returns the command
+/// and the uid it runs as, or `None` (after a SKIP line) when neither works.
+pub fn bin_as_nobody(test: &str) -> Option<(Command, u32)> {
+    let euid = rustix::process::geteuid().as_raw();
+    if euid != 0 {
+        return Some((bin(), euid));
+    }
+    let setpriv = "/usr/bin/setpriv";
+    let ids = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+    let works = Command::new(setpriv)
+        .args(ids)
+        .arg("true")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        skip(
+            test,
+            "running as root without a working setpriv to drop to uid 65534",
+        );
+        return None;
+    }
+    let mut cmd = Command::new(setpriv);
+    cmd.args(ids)
+        .arg(env!("CARGO_BIN_EXE_convo-doctor"))
+        .env("NO_COLOR", "1")
+        .env_remove("CONVO_DOCTOR_RUN_ID");
+    Some((cmd, NOBODY))
+}
+
+/// A temp dir uid 65534 can enter (tempfile makes them 0700).
+pub fn open_tempdir() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    chmod(tmp.path(), 0o755);
+    tmp
+}

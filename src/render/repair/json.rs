@@ -365,6 +365,9 @@ pub struct Summary {
     pub run: RunInfo,
     pub totals: Totals,
     pub by_check: BTreeMap<&'static str, Counts>,
+    /// Scan errors, conversations passed over, the shard (as `diagnose`'s).
+    #[serde(flatten)]
+    pub scan: crate::render::ScanInfo,
     /// Findings left per (check, reason), for the human closing lines.
     #[serde(skip)]
     pub left_reasons: BTreeMap<(&'static str, &'static str), usize>,
@@ -381,6 +384,7 @@ impl Summary {
             run,
             totals: Totals::default(),
             by_check: BTreeMap::new(),
+            scan: Default::default(),
             left_reasons: BTreeMap::new(),
             refused_by_status: Default::default(),
         }
@@ -441,7 +445,7 @@ impl Writer {
         let text = serde_json::to_string(o).map_err(io::Error::other)?;
         let text = json_safe(&p.redactor.redact(&text)).into_owned();
         if self.lines {
-            writeln!(w, "{text}")?;
+            writeln!(w, "{}", crate::render::json::versioned(&text))?;
         } else {
             self.open(w)?;
             if self.count > 0 {
@@ -460,7 +464,11 @@ impl Writer {
         let text = serde_json::to_string(s).map_err(io::Error::other)?;
         let summary = json_safe(&crate::secrets::redact_all(&text)).into_owned();
         if self.lines {
-            writeln!(w, "{{\"summary\":{summary}}}")?;
+            writeln!(
+                w,
+                "{}",
+                crate::render::json::versioned(&format!("{{\"summary\":{summary}}}"))
+            )?;
         } else {
             self.open(w)?;
             writeln!(w, "],\"summary\":{summary}}}")?;
