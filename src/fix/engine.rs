@@ -142,6 +142,17 @@ struct Offence {
     why: String,
 }
 
+/// Whether a change renames, adds or takes out an event file of the log.
+fn moves_the_index(c: &Change) -> bool {
+    use crate::edit::Action;
+    let event = |rel: &str| rel.starts_with("events/event-");
+    match &c.action {
+        Action::Rename(to) => event(&c.file) || event(to),
+        Action::Remove | Action::Create { .. } => event(&c.file),
+        Action::Patch { .. } | Action::Replace(_) => false,
+    }
+}
+
 fn may_take(c: &Change, opts: &RepairOptions) -> bool {
     c.safety == Safety::Safe || opts.unsafe_fixes
 }
@@ -172,12 +183,49 @@ fn fixpoint(
     loop {
         let pass = last.as_ref().unwrap_or(p0);
         // (the first pass was planned with nothing held back)
-        let take: Vec<Change> = pass
+        let mut take: Vec<Change> = pass
             .changes
             .iter()
             .filter(|c| may_take(c, s.opts) && !blocked.contains_key(c.check))
             .cloned()
             .collect();
+        // Repairs that move the index (a file of the log renamed, added or
+        // taken out) go first, alone: every other planner's guards read the
+        // index, so they plan again on the repaired one (e2fsck's passes).
+        let reindexing: HashSet<&str> = take
+            .iter()
+            .filter(|c| moves_the_index(c))
+            .map(|c| c.check)
+            .collect();
+        if !reindexing.is_empty() {
+            take.retain(|c| reindexing.contains(c.check));
+        }
+        // Then what makes an event the SDK cannot read readable again: a
+        // patch that keeps the event (an id put back, a key dropped) before
+        // setting it aside, and both before the HEAD and the links the other
+        // planners choose by which events read.
+        if reindexing.is_empty() {
+            let unread = &pass.unreadable;
+            let patched: HashSet<&str> = take
+                .iter()
+                .filter(|c| unread.contains(&c.file))
+                .filter(|c| matches!(c.action, crate::edit::Action::Patch { .. }))
+                .map(|c| c.file.as_str())
+                .collect();
+            let readable_again: Vec<Change> = take
+                .iter()
+                .filter(|c| unread.contains(&c.file))
+                .filter(|c| match c.action {
+                    crate::edit::Action::Patch { .. } => true,
+                    crate::edit::Action::Replace(_) => !patched.contains(c.file.as_str()),
+                    _ => false,
+                })
+                .cloned()
+                .collect();
+            if !readable_again.is_empty() {
+                take = readable_again;
+            }
+        }
         let done = |v, last, bound_hit| {
             Ok(Reached {
                 v,
@@ -398,7 +446,9 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     };
     let ctx = first.ctx(version, s.given);
     let refusal = if let Some(first) = first.conv.access_errors.first() {
-        Some(format!("{first}; a folder not wholly read is never repaired"))
+        Some(format!(
+            "{first}; a folder not wholly read is never repaired"
+        ))
     } else if let checks::live_lease::Lease::Live { owner, .. } =
         checks::live_lease::lease_state(&ctx)
     {

@@ -990,7 +990,17 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     crash_point("after-backup");
     let mut done = Vec::new();
-    for (e, dir, name, owner, _) in &staged {
+    // Event files first; the state files last, so base_state.json is the
+    // newest file the run writes, as after the SDK's own autosave (the
+    // `head-lag` guard reads mtimes, and the plan was proven on these).
+    let write_edit = |(e, dir, name, owner, _): &(
+        &super::Edit,
+        OwnedFd,
+        String,
+        Owner,
+        (i64, i64),
+    )|
+     -> Result<String, String> {
         write_at(dir, name, &e.after, Some(*owner), true)
             .map_err(|err| format!("writing {}: {err}", e.rel))?;
         crash_point("after-rename");
@@ -1011,7 +1021,11 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
         let parts = components(&e.rel)?;
         still_at(dir, &abs, &parts[..parts.len() - 1])
             .map_err(|why| format!("{}: {why}", e.rel))?;
-        done.push(e.rel.clone());
+        Ok(e.rel.clone())
+    };
+    let is_state = |rel: &str| !rel.starts_with("events/");
+    for st in staged.iter().filter(|st| !is_state(&st.0.rel)) {
+        done.push(write_edit(st)?);
     }
     // Quarantines (their verified copies are in the backup), then renames
     // in ascending new index, never replacing a file.
@@ -1068,6 +1082,9 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
             ));
         }
         done.push(c.rel.clone());
+    }
+    for st in staged.iter().filter(|st| is_state(&st.0.rel)) {
+        done.push(write_edit(st)?);
     }
     if journaled {
         rfs::unlinkat(&conv, REPAIR_JOURNAL, AtFlags::empty())

@@ -82,9 +82,16 @@ pub struct Dropped {
 
 impl Virtual {
     pub fn new(dir: &Path) -> Virtual {
+        // what is written is written now: event files first, the state
+        // files after them (persist::apply writes in that order)
+        let now = std::time::SystemTime::now();
+        let overlay = Overlay {
+            written_at: Some((now, now + std::time::Duration::from_millis(1))),
+            ..Overlay::new()
+        };
         Virtual {
             dir: dir.to_path_buf(),
-            overlay: Overlay::new(),
+            overlay,
             created: HashSet::new(),
             originals: HashMap::new(),
             touched: BTreeMap::new(),

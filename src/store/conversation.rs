@@ -176,6 +176,10 @@ pub struct Overlay {
     pub files: std::collections::HashMap<String, Vec<u8>>,
     pub renamed: std::collections::HashMap<String, String>,
     pub gone: std::collections::HashSet<String>,
+    /// The modification times the files in `files` will have once written
+    /// (event files first, then the state files): checks that read mtimes
+    /// as evidence (`head-lag`) see the folder as it will be on disk.
+    pub written_at: Option<(SystemTime, SystemTime)>,
 }
 
 impl Overlay {
@@ -218,9 +222,13 @@ fn read_listed(
 ) -> Result<(Vec<u8>, Option<SystemTime>), ReadError> {
     let path = dir.join(overlay.source(rel));
     if let Some(bytes) = overlay.get(rel) {
-        let mtime = fs::symlink_metadata(&path)
-            .ok()
-            .and_then(|m| m.modified().ok());
+        let mtime = match overlay.written_at {
+            Some((events, _)) if rel.starts_with("events/") => Some(events),
+            Some((_, state)) => Some(state),
+            None => fs::symlink_metadata(&path)
+                .ok()
+                .and_then(|m| m.modified().ok()),
+        };
         return Ok((bytes.clone(), mtime));
     }
     let read = if listed_regular && !overlay.renamed.contains_key(rel) {
@@ -297,8 +305,7 @@ impl Conversation {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut access = Vec::new();
-        let (base_state, base_state_mtime) =
-            read_doc(dir, "base_state.json", overlay, &mut access);
+        let (base_state, base_state_mtime) = read_doc(dir, "base_state.json", overlay, &mut access);
         let (meta, _) = read_doc(dir, "meta.json", overlay, &mut access);
         let (lease, _) = read_doc(dir, "owner_lease.json", overlay, &mut access);
         let entries: BTreeSet<String> = match fs::read_dir(dir) {
