@@ -105,6 +105,7 @@ fn schema_is_the_documented_one() {
         "left",
         "refused",
         "refusal",
+        "refusal_kind",
         "files",
         "notes",
         "verdict",
@@ -146,7 +147,14 @@ fn schema_is_the_documented_one() {
     let sum = &d["summary"];
     assert_eq!(
         keys(sum),
-        set(&["run", "totals", "by_check", "errors", "error_messages"])
+        set(&[
+            "run",
+            "totals",
+            "by_check",
+            "refused_because",
+            "errors",
+            "error_messages"
+        ])
     );
     assert_eq!(sum["errors"], 0);
     assert_eq!(
@@ -456,6 +464,7 @@ fn a_live_lease_is_a_refusal_with_the_human_reason() {
             &c
         };
         assert_eq!(c["status"], "refused");
+        assert_eq!(c["refusal_kind"], "in-use");
         let why = c["refusal"].as_str().unwrap();
         assert!(why.starts_with("in use by another-host"), "{why}");
         assert!(human.contains(&format!("refused: {why}")), "{human}");
@@ -467,8 +476,9 @@ fn a_live_lease_is_a_refusal_with_the_human_reason() {
         assert_eq!(c["by_check"]["false-root"]["refused"], 1);
         assert_eq!(c["by_check"]["false-root"]["applied"], 0);
     }
+    // counted by why it was refused, not by the findings it happened to have
     assert!(
-        human.contains("refused: false-root ×1 in 1 conversation"),
+        human.contains("refused: 1 conversation (1 in use by a server)"),
         "{human}"
     );
     assert!(snapshot(&store) == before, "a refused repair wrote");

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use super::state::{Touch, Virtual};
-use super::{Left, LeftReason, Plan, RepairOptions};
+use super::{Left, LeftReason, Plan, Refusal, RepairOptions};
 use crate::checks::{self, Applicability, Ctx, Finding, Severity};
 use crate::edit::{Change, Leave, Proposals, Safety};
 use crate::report::{self, ConversationReport};
@@ -437,6 +437,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         creates: Vec::new(),
         left: Vec::new(),
         refused: None,
+        refusal: None,
         notes: Vec::new(),
         redactor: p0.report.redactor.clone(),
         before: empty_report(),
@@ -446,26 +447,28 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     };
     let ctx = first.ctx(version, s.given);
     let refusal = if let Some(first) = first.conv.access_errors.first() {
-        Some(format!(
-            "{first}; a folder not wholly read is never repaired"
+        Some((
+            Refusal::Unreadable,
+            format!("{first}; a folder not wholly read is never repaired"),
         ))
     } else if let checks::live_lease::Lease::Live { owner, .. } =
         checks::live_lease::lease_state(&ctx)
     {
-        Some(format!(
+        Some((Refusal::InUse, format!(
             "in use by {} (owner_lease.json is live); stop the server or wait for the lease to expire",
             ctx.quote(&owner)
-        ))
+        )))
     } else if first.conv.journal.exists() {
-        Some("a convo-doctor repair run stopped half-way through this conversation (see `interrupted-repair`): undo that run first, then repair again".into())
+        Some((Refusal::Interrupted, "a convo-doctor repair run stopped half-way through this conversation (see `interrupted-repair`): undo that run first, then repair again".into()))
     } else if first.conv.changed_during_read {
-        Some("the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle".into())
+        Some((Refusal::Busy, "the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle".into()))
     } else {
         None
     };
     drop(ctx);
-    if let Some(why) = refusal {
+    if let Some((kind, why)) = refusal {
         plan.refused = Some(why);
+        plan.refusal = Some(kind);
         plan.before = p0.report;
         plan.left = unfixed(&plan, opts.selected, &[]);
         return plan;
@@ -485,6 +488,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
                     .collect();
                 if fresh.is_empty() || restarts == MAX_RESTARTS {
                     plan.refused = Some(format!("{}; nothing was changed", off.why));
+                    plan.refusal = Some(Refusal::Proof);
                     break None;
                 }
                 for c in fresh {
@@ -520,7 +524,10 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
             plan.moves = moves;
             plan.creates = creates;
         }
-        Err(why) => plan.refused = Some(format!("{why}; nothing was changed")),
+        Err(why) => {
+            plan.refused = Some(format!("{why}; nothing was changed"));
+            plan.refusal = Some(Refusal::Proof);
+        }
     }
     // What is left: the last pass's leaves, the unsafe changes not
     // consented to, the repairs held back, then every other finding.
@@ -587,6 +594,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
             .iter()
             .any(|f| f.check == checks::changed_during_read::ID);
         if moved || flagged {
+            plan.refusal = Some(Refusal::Busy);
             plan.refused = Some(
                 "the conversation changed while the repair was being proven (a writer is active); nothing was changed; run again when it is idle".into(),
             );

@@ -82,6 +82,37 @@ pub struct Move {
     pub what: String,
 }
 
+/// Why nothing may be written to a conversation, by kind (the human
+/// summary counts refused conversations by it; `Plan::refused` says the
+/// rest in words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Refusal {
+    /// A live `owner_lease.json`: a server holds the conversation.
+    InUse,
+    /// A repair (or undo) run stopped half-way through it.
+    Interrupted,
+    /// A writer was active, or files changed while they were read or proven.
+    Busy,
+    /// Some of it could not be read (permission, I/O).
+    Unreadable,
+    /// No repair could be proven safe.
+    Proof,
+}
+
+impl Refusal {
+    /// How the summary line says it ("17 conversations (16 in use by a server, ...)").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::InUse => "in use by a server",
+            Refusal::Interrupted => "half-repaired",
+            Refusal::Busy => "being written",
+            Refusal::Unreadable => "not wholly readable",
+            Refusal::Proof => "no repair proven safe",
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Plan {
     pub dir: PathBuf,
@@ -94,6 +125,8 @@ pub struct Plan {
     pub left: Vec<Left>,
     /// Set when nothing may be written to this conversation, with the reason.
     pub refused: Option<String>,
+    /// The kind of that reason.
+    pub refusal: Option<Refusal>,
     /// Notes for the operator (kept secrets, available modes, the passes).
     pub notes: Vec<String>,
     pub before: ConversationReport,

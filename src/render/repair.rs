@@ -275,7 +275,7 @@ pub fn plan(
     } else if !matches!(applied, Some(Err(_))) {
         for m in &p.moves {
             let checks = if m.checks.is_empty() {
-                "count-marker".to_string()
+                "-".to_string()
             } else {
                 m.checks.join(",")
             };
@@ -421,11 +421,20 @@ pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
         ));
     }
     if t.refused > 0 {
-        s.push_str(&conversations_with(
-            t.refused,
-            "refused",
-            &sum.refused_by_status.0,
-        ));
+        // by why: a lease or a half-made folder refuses a conversation
+        // whatever its findings
+        let why: Vec<String> = sum
+            .refused_because
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.as_str()))
+            .collect();
+        let n = t.refused;
+        let _ = writeln!(
+            s,
+            "refused: {n} conversation{} ({}) (see \"refused\" above)",
+            if n == 1 { "" } else { "s" },
+            why.join(", ")
+        );
     }
     let left = by_count(
         sum.left_reasons

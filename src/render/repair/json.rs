@@ -119,6 +119,9 @@ pub struct Outcome {
     pub refused: Vec<RefusedFinding>,
     /// Why nothing was written to this conversation, if so.
     pub refusal: Option<String>,
+    /// The kind of refusal (`in-use`, `interrupted`, `busy`, `unreadable`,
+    /// `proof`), when the plan was refused.
+    pub refusal_kind: Option<crate::fix::Refusal>,
     /// Files changed (or that would be).
     pub files: usize,
     pub notes: Vec<String>,
@@ -315,6 +318,7 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
         left,
         refused,
         refusal,
+        refusal_kind: p.refusal,
         files,
         notes: p.notes.clone(),
         verdict: p.before.verdict.clone(),
@@ -376,6 +380,8 @@ pub struct Summary {
     /// closing lines.
     #[serde(skip)]
     pub refused_by_status: (BTreeMap<&'static str, usize>, BTreeMap<&'static str, usize>),
+    /// Refused conversations by the kind of refusal.
+    pub refused_because: BTreeMap<crate::fix::Refusal, usize>,
 }
 
 impl Summary {
@@ -387,6 +393,7 @@ impl Summary {
             scan: Default::default(),
             left_reasons: BTreeMap::new(),
             refused_by_status: Default::default(),
+            refused_because: BTreeMap::new(),
         }
     }
 
@@ -397,6 +404,9 @@ impl Summary {
         self.totals.conversations += usize::from(o.files > 0);
         self.totals.failed += usize::from(o.status == "failed");
         self.totals.refused += usize::from(o.status == "refused");
+        if let Some(kind) = o.refusal_kind {
+            *self.refused_because.entry(kind).or_default() += 1;
+        }
         self.totals.left += o.left.len();
         for l in &o.left {
             *self.left_reasons.entry((l.check, l.reason)).or_default() += 1;
