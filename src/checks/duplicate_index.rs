@@ -102,6 +102,11 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     for (&idx, positions) in &ctx.index.duplicate_idx {
         // the file the SDK reads at that index: the one the index keeps,
         // or the one with the name it rebuilds when that is another
+        // (beyond a gap: the one the SDK will read once the gap is closed,
+        // the canonical spelling first)
+        let canonical = positions.iter().copied().find(|&p| {
+            crate::store::event::is_canonical_name(&files[p].name, idx, &files[p].name_id)
+        });
         let kept = match ctx.index.by_idx.get(idx as usize) {
             Some(&k) => {
                 let read_by_sdk = &ctx.reader.content(idx as usize).name;
@@ -111,7 +116,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                     .find(|&p| &files[p].name == read_by_sdk)
                     .unwrap_or(k)
             }
-            None => *positions.last().unwrap_or(&positions[0]),
+            None => canonical.unwrap_or(*positions.last().unwrap_or(&positions[0])),
         };
         let kept_bytes = read(kept);
         for &q in positions.iter().filter(|&&q| q != kept) {

@@ -51,6 +51,13 @@ pub fn find<'c>(ctx: &'c Ctx) -> &'c [FalseRoot] {
     ctx.shared.false_roots.get_or_init(|| compute(ctx))
 }
 
+/// A state-sync artifact, for the fingerprint: a placeholder convo-doctor
+/// left for an event it set aside stands for an event of unknown kind, so it
+/// counts as a real one.
+fn artifact(rec: &crate::store::EventRecord) -> bool {
+    rec.is_artifact() && !rec.placeholder
+}
+
 fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     let r = &ctx.reader;
     let n = r.len();
@@ -68,7 +75,7 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     // thousands of roots stays linear.
     let mut run_start = vec![0usize; n];
     for i in 1..n {
-        let prev_artifact = r.record(i - 1).is_some_and(|rec| rec.is_artifact());
+        let prev_artifact = r.record(i - 1).is_some_and(artifact);
         run_start[i] = if prev_artifact { run_start[i - 1] } else { i };
     }
     // The legacy log: the events before the first one with a `parent_id`.
@@ -82,14 +89,15 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     let not_flat_at = (0..n)
         .find(|&i| {
             r.record(i)
-                .is_some_and(|rec| !rec.is_artifact() && rec.parent.is_present())
+                .is_some_and(|rec| !artifact(rec) && rec.parent.is_present())
         })
         .unwrap_or(n);
     let mut last_real: Vec<Option<usize>> = vec![None; n + 1];
     let mut unreadable_before: Vec<usize> = vec![0; n + 1];
     for i in 0..n {
         let rec = r.record(i);
-        let real = rec.is_none_or(|rec| !rec.is_artifact());
+        // a placeholder stands for an event of unknown kind: a real one
+        let real = rec.is_none_or(|rec| !artifact(rec));
         last_real[i + 1] = if real { Some(i) } else { last_real[i] };
         unreadable_before[i + 1] = unreadable_before[i] + usize::from(r.read(i).is_err());
     }

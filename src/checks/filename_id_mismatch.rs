@@ -28,19 +28,21 @@ Why it matters
   id then names an event the index does not know (KeyError at load).
 
 Repair
-  Make the two agree on the id the conversation uses: when other events
-  (`parent_id`, `action_id`) or the HEAD name the JSON id and nothing names
-  the file's, the file is renamed to the JSON id (safe: every byte stays);
-  when only the file's id is named, the JSON `id` is set to it (safe). When
-  neither is named the choice is a guess (unsafe: the file is renamed to the
-  JSON id); when both are, a human decides."
+  When other events (`parent_id`, `action_id`) or the HEAD name the JSON id
+  and nothing names the file's, the conversation fails to load: the file is
+  renamed to the JSON id (safe: every byte stays). When nothing names the
+  JSON id, the SDK knows the event by its file name's id (its index,
+  `get_event`, every link), while the UI shows and asks for the JSON one: the
+  JSON `id` is set to the file's (safe; it also makes readable an event whose
+  JSON id the SDK's model refuses, the reserved `__root__`). When both ids
+  are named, a human decides."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Safe,
-            what: "make the file name and the JSON `id` agree on the id the conversation uses: rename the file to the JSON id when only that one is named by other events or the HEAD, else set the JSON `id` to the file's when only that one is named",
-            guards: "exactly one of the two ids is named by another event or the HEAD (neither: unsafe, the file is renamed; both: left to a human); the JSON id fits the SDK's name rule and no other file holds it",
+            what: "rename the file to its JSON id when other events or the HEAD name that id and nothing names the file's (the conversation fails to load otherwise); else set the JSON `id` to the file's, the one the SDK knows the event by",
+            guards: "the rename: only the JSON id is named, it fits the SDK's name rule and no other file holds it; both ids named: left to a human",
             planner: Some(plan),
         }
     }
@@ -125,34 +127,33 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 rel,
                 "other events or the HEAD name both its ids; which one is the event's needs a human",
             ),
-            (false, true) => p.set(
+            // Nothing names the JSON id: the SDK (its index, `get_event`,
+            // every link) knows the event by its file name's id, so the JSON
+            // `id` is set to it: the UI then shows, and asks for, the id the
+            // server can find.
+            (false, _) => p.set(
                 rel,
                 "/id",
                 serde_json::Value::from(name_id),
                 Safety::Safe,
                 format!(
-                    "set event {}'s JSON id to the id in its file name, the one the conversation names",
+                    "set event {}'s JSON id to the id in its file name, the one the SDK knows it by",
                     ix(i)
                 ),
             ),
-            (_, false) if fits => {
+            (true, false) if fits => {
                 let to = crate::store::event::canonical_name(i as u64, json);
                 p.push(
                     rel,
                     Action::Rename(format!("events/{to}")),
-                    if by_json { Safety::Safe } else { Safety::Unsafe },
+                    Safety::Safe,
                     format!(
-                        "rename event {} to `{to}`, after its JSON id{}",
+                        "rename event {} to `{to}`, after its JSON id, the one the conversation names",
                         ix(i),
-                        if by_json {
-                            ", the one the conversation names"
-                        } else {
-                            " (nothing names either id: a guess)"
-                        }
                     ),
                 );
             }
-            (_, false) => p.leave(
+            (true, false) => p.leave(
                 rel,
                 "its JSON id does not fit the SDK's name rule, or another file holds it; a human decides",
             ),

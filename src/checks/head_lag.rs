@@ -23,9 +23,24 @@ pub struct Lag {
     /// Every one was modified after base_state.json (crash evidence; a
     /// deliberate `navigate_to` saves base_state.json after them).
     pub newer_than_state: bool,
+    /// The HEAD is a tool call whose result is the first event below it
+    /// (crash evidence that needs no modification time: the SDK moves the
+    /// HEAD with every result it appends, and nobody navigates to a call
+    /// to answer it again).
+    pub answered_below: bool,
     /// The newest real (non state-update) event of the chain: the HEAD the
     /// SDK would have saved.
     pub new_leaf: Option<usize>,
+}
+
+impl Lag {
+    /// One chain below the HEAD, and evidence of a crash (modification
+    /// times, or a tool call's result right below it).
+    pub fn confident(&self) -> bool {
+        self.single_chain
+            && (self.newer_than_state || self.answered_below)
+            && self.new_leaf.is_some()
+    }
 }
 
 /// The analysis, computed once per conversation (shared by the check, the
@@ -95,12 +110,27 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
             .iter()
             .all(|&i| r.file(i).mtime.is_some_and(|m| m > s))
     });
+    let answered_below = r.read(leaf).is_ok_and(|head| {
+        head.kind == "ActionEvent"
+            && real.first().is_some_and(|&first| {
+                r.tolerant_parent(first) == Some(leaf)
+                    && r.read(first).is_ok_and(|res| {
+                        matches!(
+                            res.kind.as_str(),
+                            "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent"
+                        ) && (res.action_id.as_deref() == Some(r.id(leaf))
+                            || (res.tool_call_id.is_some()
+                                && res.tool_call_id == head.tool_call_id))
+                    })
+            })
+    });
     Some(Lag {
         leaf,
         new_leaf: real.last().copied(),
         events: members,
         single_chain,
         newer_than_state,
+        answered_below,
     })
 }
 
@@ -127,11 +157,13 @@ Why it matters
 
 How it is told apart from navigate_to
   `navigate_to(event)` also leaves newer events below the HEAD, but it saves
-  base_state.json after them. When every lagging file is newer than
-  base_state.json and they form a single chain, it is reported as a warning
-  (crash evidence); otherwise as information (it may be deliberate). Copies
-  that do not keep modification times (git checkouts, some backups) lose
-  this evidence.
+  base_state.json after them. When they form a single chain and either every
+  lagging file is newer than base_state.json, or the HEAD is a tool call
+  whose result is the first event below it (the SDK moves the HEAD with each
+  result it appends; nobody navigates to a call to have it run again), it is
+  reported as a warning (crash evidence); otherwise as information (it may
+  be deliberate). Copies that do not keep modification times (git checkouts,
+  some backups) lose the first kind of evidence, not the second.
 
 Repair
   With the evidence (warning), set `leaf_event_id` to the newest real event of
@@ -142,21 +174,23 @@ Repair
         Repair {
             applicability: Applicability::Safe,
             what: "set base_state.json `leaf_event_id` to the newest real event of the single chain below the stored HEAD: what the SDK would have saved",
-            guards: "the events below the HEAD form one chain and every one is newer than base_state.json (crash evidence; a deliberate `navigate_to` saves base_state.json after them)",
+            guards: "the events below the HEAD form one chain, and every one is newer than base_state.json (a deliberate `navigate_to` saves base_state.json after them) or the HEAD is a tool call whose result is the first of them (the SDK moves the HEAD with every result)",
             planner: Some(plan),
         }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let Some(lag) = find(ctx) else { return };
-        let confident = lag.single_chain && lag.newer_than_state && lag.new_leaf.is_some();
+        let confident = lag.confident();
         let msg = format!(
             "{} below the stored HEAD (event {}) never became the HEAD ({}){}",
             plural(lag.events.len(), "event", "events"),
             ix(lag.leaf),
             ranges(&lag.events),
-            if confident {
+            if confident && lag.newer_than_state {
                 "; they were written after base_state.json was last saved: the HEAD lags after a crash and the agent does not see them"
+            } else if confident {
+                "; the HEAD is a tool call whose result is the first of them: the HEAD lags after a crash, the agent does not see them and would run the call again"
             } else {
                 "; either the HEAD lags after a crash, or navigate_to moved it back on purpose (modification times do not tell)"
             }
@@ -184,8 +218,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let Some(lag) = find(ctx) else {
         return;
     };
-    let (true, true, Some(new_leaf)) = (lag.single_chain, lag.newer_than_state, lag.new_leaf)
-    else {
+    let (true, Some(new_leaf)) = (lag.confident(), lag.new_leaf) else {
         p.leave(
             REL,
             "not certain it is a crash (branches below the HEAD, or base_state.json is not older than them): \

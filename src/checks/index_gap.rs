@@ -207,10 +207,11 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
             derived_id(&seed)
         });
         used.insert(id.clone());
-        let tree_era = prev.as_ref().is_some_and(|q| q.tree_era)
-            || next
-                .and_then(|f| f.record.as_ref().ok())
-                .is_some_and(|r| r.parent.is_present());
+        // after a legacy event (no `parent_id`) the placeholder has none
+        // either: the SDK's linear rule makes that event its parent all the
+        // same, and it does not look like a tree-era event where the log was
+        // still flat (the false-root fingerprint reads that)
+        let tree_era = prev.as_ref().is_some_and(|q| q.tree_era);
         let parent = match &prev {
             Some(q) if tree_era => ParentRef::Id(q.id.clone()),
             _ => ParentRef::Absent,

@@ -129,6 +129,17 @@ pub fn plan_divergence(ctx: &Ctx, p: &mut Proposals) {
     let Some(base) = source(ctx, p, meta) else {
         return;
     };
+    // a state the SDK refuses is not a source of truth (repaired first)
+    if matches!(
+        ctx.load_error(),
+        Some(crate::view::LoadError::InvalidState(_))
+    ) {
+        p.leave(
+            REL,
+            "base_state.json does not validate (see `invalid-state`): it is not copied until it does",
+        );
+        return;
+    }
     let slim = slim(ctx) && p.selected(super::meta_duplicate::ID);
     for d in divergences(meta, base) {
         // A server of 1.43 or newer never reads meta.json's agent: leave it
@@ -142,6 +153,18 @@ pub fn plan_divergence(ctx: &Ctx, p: &mut Proposals) {
                 REL,
                 "the secret names differ between meta.json `secrets` and base_state.json \
                  `secret_registry`; their values cannot be copied safely, so this needs a human",
+            );
+            continue;
+        }
+        // base_state.json has no value there: the SDK's default applies,
+        // which this tool does not know to copy
+        if d.base.is_none() {
+            p.leave(
+                REL,
+                format!(
+                    "{}: base_state.json has no value (the SDK's default applies); meta.json's is left as it is",
+                    display_pointer(&d.pointer)
+                ),
             );
             continue;
         }

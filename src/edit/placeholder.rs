@@ -44,12 +44,7 @@ pub struct Slot<'a> {
     pub answers: Option<&'a ToolCall>,
 }
 
-/// The `code` of the ConversationErrorEvent placeholder: what `diagnose`
-/// recognises a placeholder by.
-pub const CODE: &str = "EventQuarantined";
-
-/// The prefix of the AgentErrorEvent placeholder's `error`.
-pub const ANSWER_PREFIX: &str = "convo-doctor set the result of this tool call aside";
+pub use crate::store::placeholder::{is_placeholder, ANSWER_PREFIX, CODE};
 
 /// The placeholder's bytes: compact JSON in the SDK's key order (`id`,
 /// `timestamp`, `source`, `parent_id`, the kind's fields, `kind` last).
@@ -117,15 +112,6 @@ pub fn derived_id(seed: &[u8]) -> String {
         &s[16..20],
         &s[20..32]
     )
-}
-
-/// Whether a parsed event is a placeholder this module wrote.
-pub fn is_placeholder(kind: &str, code: Option<&str>, error: Option<&str>) -> bool {
-    match kind {
-        "ConversationErrorEvent" => code == Some(CODE),
-        "AgentErrorEvent" => error.is_some_and(|e| e.starts_with(ANSWER_PREFIX)),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -224,6 +224,17 @@ fn fixpoint(
                 .collect();
             if !readable_again.is_empty() {
                 take = readable_again;
+            } else {
+                // Then the links between events, before the HEAD and the
+                // state that point into the tree they make.
+                let on_events: HashSet<&str> = take
+                    .iter()
+                    .filter(|c| c.file.starts_with("events/"))
+                    .map(|c| c.check)
+                    .collect();
+                if !on_events.is_empty() {
+                    take.retain(|c| on_events.contains(c.check));
+                }
             }
         }
         let done = |v, last, bound_hit| {

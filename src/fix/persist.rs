@@ -827,7 +827,9 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
                 if !same {
                     return Err(format!("{to} is not in the folder of {}", m.rel));
                 }
-                if rfs::statat(&dir, tname.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+                // free, or freed first: files taken out go before renames
+                let freed = plan.moves.iter().any(|o| o.to.is_none() && o.rel == *to);
+                if !freed && rfs::statat(&dir, tname.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
                     return Err(format!("{to} already exists; nothing was changed"));
                 }
                 Some(tname)

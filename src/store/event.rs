@@ -115,6 +115,9 @@ pub struct EventRecord {
     pub key: Option<String>,
     /// The first 200 characters of `AgentErrorEvent.error`.
     pub error: Option<String>,
+    /// A placeholder convo-doctor left in the slot of an event it set aside
+    /// (`crate::edit::placeholder`): it stands for an event of unknown kind.
+    pub placeholder: bool,
     /// Every top-level key, as bits of [`crate::kinds::key_bit`]'s table.
     pub keys: u128,
     /// Top-level keys outside that table (no release knows them): the first
@@ -258,6 +261,7 @@ struct RawEvent {
     action_id: Option<Value>,
     key: Option<Value>,
     error: Option<Value>,
+    code: Option<Value>,
     keys: u128,
     odd_keys: Vec<String>,
 }
@@ -305,6 +309,7 @@ impl<'de> Deserialize<'de> for RawEvent {
                         "action_id" => r.action_id = map.next_value()?,
                         "key" => r.key = map.next_value()?,
                         "error" => r.error = map.next_value()?,
+                        "code" => r.code = map.next_value()?,
                         _ => {
                             map.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -421,7 +426,12 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
             })
         }
     };
-    let error = lenient_str(raw.error).map(|s| s.chars().take(200).collect());
+    let error: Option<String> = lenient_str(raw.error).map(|s| s.chars().take(200).collect());
+    let placeholder = super::placeholder::is_placeholder(
+        &kind,
+        lenient_str(raw.code).as_deref(),
+        error.as_deref(),
+    );
     Ok(EventRecord {
         id: opt_str(raw.id, "id")?,
         kind,
@@ -434,6 +444,7 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
         action_id: lenient_str(raw.action_id),
         key: lenient_str(raw.key),
         error,
+        placeholder,
         keys: raw.keys,
         odd_keys: raw.odd_keys,
         invalid: Vec::new(),
@@ -487,6 +498,7 @@ impl RawEvent {
                 "action_id" => r.action_id = Some(v.to_serde()),
                 "key" => r.key = Some(v.to_serde()),
                 "error" => r.error = Some(v.to_serde()),
+                "code" => r.code = Some(v.to_serde()),
                 _ => {}
             }
         }

@@ -5,6 +5,7 @@ pub mod discover;
 pub mod event;
 pub mod fsread;
 pub mod index;
+pub mod placeholder;
 
 pub use conversation::{Conversation, Doc, EventFile};
 pub use event::{EventRecord, ParentRef, Unreadable};
