@@ -193,12 +193,12 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         .events
         .error
         .as_ref()
-        .filter(|_| (opts.selected)("unreadable-event"))
+        .filter(|_| (opts.selected)(checks::unreadable_event::ID))
     {
         findings.insert(
             0,
             Finding::new(
-                "unreadable-event",
+                checks::unreadable_event::ID,
                 checks::Severity::Error,
                 "events/",
                 err.clone(),

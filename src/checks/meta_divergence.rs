@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use super::{Applicability, Check, Ctx, Finding, Repair, Severity};
+use super::{meta_repair, Applicability, Check, Ctx, Finding, Repair, Severity};
+use crate::edit::{Proposals, Safety};
+use crate::secrets::CREDENTIAL_FIELDS;
 use std::collections::HashSet;
 
 use crate::secrets::{credential_slots, escape_pointer, secret_form, Redactor, SecretForm};
@@ -188,7 +190,7 @@ Repair
             applicability: Applicability::Safe,
             what: "rewrite each diverging value of meta.json from base_state.json, the source of truth; a credential inside an LLM object whose settings are synced follows them when base_state.json holds a real one",
             guards: "base_state.json parses and has `agent.kind`; secret *names* that differ are left to a human",
-            planner: Some(super::meta_repair::plan_divergence),
+            planner: Some(plan),
         }
     }
 
@@ -230,6 +232,100 @@ Repair
                 .fixable(trusted && d.field != "secrets"),
             );
         }
+    }
+}
+
+/// `meta-divergence`'s planner: rewrite meta.json's diverging duplicated
+/// values from base_state.json.
+fn plan(ctx: &Ctx, p: &mut Proposals) {
+    let Some(meta) = ctx.conv.meta.value() else {
+        return;
+    };
+    let Some(base) = meta_repair::source(ctx, p, meta) else {
+        return;
+    };
+    // a state the SDK refuses is not a source of truth (repaired first)
+    if matches!(
+        ctx.load_error(),
+        Some(crate::view::LoadError::InvalidState(_))
+    ) {
+        p.leave(
+            meta_repair::REL,
+            "base_state.json does not validate (see `invalid-state`): it is not copied until it does",
+        );
+        return;
+    }
+    let slim = meta_repair::slim(ctx);
+    for d in divergences(meta, base) {
+        // A server of 1.43 or newer never reads meta.json's agent: leave it
+        // (`meta-duplicate` drops it when that is safe) rather than rewrite
+        // it.
+        if slim && d.field == "agent" {
+            continue;
+        }
+        if d.field == "secrets" {
+            p.leave(
+                meta_repair::REL,
+                "the secret names differ between meta.json `secrets` and base_state.json \
+                 `secret_registry`; their values cannot be copied safely, so this needs a human",
+            );
+            continue;
+        }
+        // base_state.json has no value there: the SDK's default applies,
+        // which this tool does not know to copy
+        if d.base.is_none() {
+            p.leave(
+                meta_repair::REL,
+                format!(
+                    "{}: base_state.json has no value (the SDK's default applies); meta.json's is left as it is",
+                    meta_repair::display_pointer(&d.pointer)
+                ),
+            );
+            continue;
+        }
+        let what = format!(
+            "{}: {} → {} (from base_state.json)",
+            meta_repair::display_pointer(&d.pointer),
+            short_with(&d.meta, &ctx.redactor),
+            short_with(&d.base, &ctx.redactor)
+        );
+        let new = d.base.clone().unwrap_or(Value::Null);
+        p.set(meta_repair::REL, &d.pointer, new, Safety::Safe, what);
+        // A credential next to a synced value follows it, when
+        // base_state.json holds a real one (an LLM switch changes both).
+        sync_sibling_credentials(&d.pointer, meta, base, p);
+    }
+}
+
+fn sync_sibling_credentials(pointer: &str, meta: &Value, base: &Value, p: &mut Proposals) {
+    let Some((parent, _)) = pointer.rsplit_once('/') else {
+        return;
+    };
+    let Some(base_obj) = base.pointer(parent).and_then(Value::as_object) else {
+        return;
+    };
+    for &field in CREDENTIAL_FIELDS {
+        let Some(bv) = base_obj.get(field) else {
+            continue;
+        };
+        if secret_form(bv) == SecretForm::Redacted {
+            continue;
+        }
+        let ptr = format!("{parent}/{field}");
+        // equal already, or set by an earlier value of this pass
+        if meta.pointer(&ptr) == Some(bv)
+            || p.changes.iter().any(|c| {
+                c.file == meta_repair::REL
+                    && matches!(&c.action, crate::edit::Action::Patch { pointer, .. } if *pointer == ptr)
+            })
+        {
+            continue;
+        }
+        let what = format!(
+            "{}: the credential follows its LLM settings (from base_state.json)",
+            meta_repair::display_pointer(&ptr)
+        );
+        p.set(meta_repair::REL, &ptr, bv.clone(), Safety::Safe, what);
     }
 }
 

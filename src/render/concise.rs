@@ -11,15 +11,6 @@ use crate::secrets::redact_all;
 
 pub struct Concise;
 
-/// Where a finding is: the conversation path joined with its file.
-pub fn location(conv_path: &str, file: &str) -> String {
-    if file.is_empty() {
-        conv_path.to_string()
-    } else {
-        format!("{}/{file}", conv_path.trim_end_matches('/'))
-    }
-}
-
 impl Renderer for Concise {
     fn conversation(&mut self, w: &mut dyn Write, r: &ConversationReport) -> io::Result<()> {
         let clean = |s: &str| sanitize(&r.redactor.redact(s));
@@ -27,7 +18,7 @@ impl Renderer for Concise {
         for f in &r.findings {
             s.push_str(&format!(
                 "{}: {}[{}] {}{}\n",
-                clean(&location(&r.path, &f.file)),
+                clean(&super::location(&r.path, &f.file)),
                 f.severity.as_str(),
                 f.check,
                 clean(&f.message),
@@ -67,7 +58,7 @@ impl Renderer for Concise {
             ));
         }
         if s.errors > 0 {
-            t.push_str(&super::human::errors_line(s.errors));
+            t.push_str(&super::errors_line(s.errors));
             t.push('\n');
         }
         w.write_all(redact_all(&t).as_bytes())?;
@@ -79,7 +70,7 @@ impl Renderer for Concise {
 
 #[cfg(test)]
 mod tests {
-    use super::location;
+    use crate::render::location;
 
     #[test]
     fn locations_join_the_conversation_path() {

@@ -231,7 +231,7 @@ impl Renderer for Human {
                 "  {}[{}] {}:",
                 self.sev(f.severity),
                 f.check,
-                clean(r, &super::concise::location(&r.path, &f.file)),
+                clean(r, &super::location(&r.path, &f.file)),
             );
             let message = clean(r, &f.message);
             let fix = f.fixable.then(|| self.faint("[fixable]"));
@@ -369,7 +369,7 @@ impl Renderer for Human {
             );
         }
         if s.errors > 0 {
-            line(&mut t, &errors_line(s.errors));
+            line(&mut t, &super::errors_line(s.errors));
         }
         // Only a batch gets its timing (one conversation's output stays
         // reproducible byte for byte).
@@ -397,14 +397,6 @@ impl Renderer for Human {
         super::notes(&s.notes);
         Ok(())
     }
-}
-
-/// The summary's line about scan errors (human and concise output).
-pub fn errors_line(n: usize) -> String {
-    format!(
-        "{}: not everything could be read, so this report is incomplete (the errors are on stderr; exit status 2)",
-        plural(n, "scan error", "scan errors")
-    )
 }
 
 #[cfg(test)]

@@ -361,6 +361,23 @@ pub fn out(text: &str) -> io::Result<()> {
     o.flush()
 }
 
+/// Where a finding is: the conversation path joined with its file.
+pub fn location(conv_path: &str, file: &str) -> String {
+    if file.is_empty() {
+        conv_path.to_string()
+    } else {
+        format!("{}/{file}", conv_path.trim_end_matches('/'))
+    }
+}
+
+/// The summary's line about scan errors (human and concise output).
+pub fn errors_line(n: usize) -> String {
+    format!(
+        "{}: not everything could be read, so this report is incomplete (the errors are on stderr; exit status 2)",
+        crate::checks::plural(n, "scan error", "scan errors")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

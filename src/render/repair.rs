@@ -445,7 +445,7 @@ pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
         let _ = writeln!(s, "left: {left}");
     }
     if sum.scan.errors > 0 {
-        let _ = writeln!(s, "{}", super::human::errors_line(sum.scan.errors));
+        let _ = writeln!(s, "{}", super::errors_line(sum.scan.errors));
     }
     w.write_all(crate::secrets::redact_all(&s).as_bytes())?;
     w.flush()
