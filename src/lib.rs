@@ -2,9 +2,11 @@
 //!
 //! Layers, each using only the ones above it:
 //! store (what is on disk) → view (what the agent and the UI see) →
-//! checks (findings) → report → render (the only code that prints).
+//! checks (findings) → analysis and report → fix → render (the only code
+//! that prints).
 //! `batch` runs the report over many conversations (in parallel, in order).
 
+pub mod analysis;
 pub mod batch;
 pub mod checks;
 pub mod cli;

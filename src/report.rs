@@ -4,12 +4,13 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::analysis::{tree, Analysis};
 use crate::checks::{self, false_root, ix, plural, Ctx, Finding};
 use crate::secrets::Redactor;
 use crate::store::conversation::Overlay;
-use crate::store::{Conversation, Index, ParentRef};
+use crate::store::{Conversation, ParentRef};
 use crate::version::Version;
-use crate::view::{LoadError, OrphanWhy, Views};
+use crate::view::{LoadError, OrphanWhy};
 
 #[derive(Debug, Serialize)]
 pub struct EventCounts {
@@ -66,7 +67,7 @@ pub struct ConversationReport {
     pub redactor: Redactor,
     /// The event tree (`diagnose --tree`, `--format markdown`).
     #[serde(skip)]
-    pub tree: Option<crate::render::tree::Tree>,
+    pub tree: Option<tree::Tree>,
 }
 
 impl ConversationReport {
@@ -161,21 +162,21 @@ pub fn analyze_with(
     opts: &Options,
     overlay: &Overlay,
 ) -> ConversationReport {
-    let conv = Conversation::load_with(dir, opts.version, overlay);
-    analyze_loaded(&conv, display, opts)
+    let a = Analysis::load(dir, opts.version, overlay);
+    analyze_ctx(&a.ctx(opts.version_given), display, opts)
 }
 
-/// [`analyze`] of a conversation already read (nothing is read again).
-pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> ConversationReport {
-    let index = Index::build(&conv.events);
-    let views = Views::compute(conv, &index, opts.version);
-    let mut ctx = Ctx::new(conv, &index, &views, opts.version);
-    ctx.version_given = opts.version_given;
-    analyze_ctx(&ctx, display, opts)
+/// [`analyze`] plus the event tree (`diagnose --tree`, `--format markdown`).
+pub fn analyze_tree(dir: &std::path::Path, display: String, opts: &Options) -> ConversationReport {
+    let a = Analysis::load(dir, opts.version, &Overlay::new());
+    let ctx = a.ctx(opts.version_given);
+    let mut r = analyze_ctx(&ctx, display, opts);
+    r.tree = Some(tree::build(&ctx));
+    r
 }
 
-/// [`analyze_loaded`] with the context (and its shared analyses) already
-/// built, so a repair plan computes them once.
+/// [`analyze`] with the context (and its shared analyses) already built
+/// ([`Analysis::ctx`]), so a repair plan computes them once.
 pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationReport {
     let (conv, index, views) = (ctx.conv, ctx.index, ctx.views);
     let mut findings = checks::run_all(ctx, opts.selected);
