@@ -92,7 +92,7 @@ fn lax_coercions_match_real_pydantic() {
     let mut compiled = std::collections::HashMap::new();
     for (name, s) in table["schemas"].as_object().unwrap() {
         let doc = serde_json::json!({
-            "roots": {"event": s["node"], "state": {"t": "any"}},
+            "roots": {"event": s["node"], "state": {"t": "any"}, "meta": {"t": "any"}},
             "defs": s["defs"],
         });
         let schema =
