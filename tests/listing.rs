@@ -570,3 +570,93 @@ fn docker_runtime_conversations_are_not_blamed_for_their_own_key() {
         "container paths flagged: {findings:?}"
     );
 }
+
+/// The whole coercion table (fixtures/coercions.json: real pydantic's verdict
+/// on each JSON input for each type) through the listing model: each input
+/// set as a meta.json field of that type in a copy of the `ok` folder a real
+/// server wrote, the folder alone in its store. Listed exactly when pydantic
+/// accepts the input (or it is `null` and the field is optional), by the
+/// catalog (1.58.2) and by the eager startup scan (1.33.0, whose start then
+/// loads the unchanged conversation). One copy of pydantic's scalar rules
+/// serves the validator and the listing, so this would catch a second copy.
+#[test]
+fn the_whole_coercion_table_through_the_listing_model() {
+    let table: Value =
+        serde_json::from_str(include_str!("../fixtures/coercions.json")).expect("coercions");
+    // (type in the table, meta.json fields of exactly that type, optional)
+    let fields: &[(&str, &[&str], bool)] = &[
+        (
+            "bool",
+            &["autotitle", "stuck_detection", "secrets_encrypted"],
+            false,
+        ),
+        ("int_gt_0", &["max_iterations"], false),
+        ("datetime", &["created_at", "updated_at"], false),
+        ("uuid", &["conversation_id"], true),
+        ("str", &["title", "user_id"], true),
+    ];
+    let m = manifest();
+    let host = m["judge_host"].as_str().unwrap().to_string();
+    let env = lease::Env {
+        now: SystemTime::now(),
+        host: Some(host),
+        pid_alive: None,
+    };
+    let (mut checked, mut wrong) = (0, Vec::new());
+    for writer in ["1.58.2", "1.33.0"] {
+        let version: Version = writer.parse().unwrap();
+        let ok = m["stores"][writer]["folders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["case"] == "ok")
+            .unwrap()["folder"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let tmp = tempfile::tempdir().unwrap();
+        let conv_dir = tmp.path().join(&ok);
+        common::copy_tree(&root().join(writer).join(&ok), &conv_dir);
+        let original: Value =
+            serde_json::from_str(&std::fs::read_to_string(conv_dir.join("meta.json")).unwrap())
+                .unwrap();
+        for c in table["cases"].as_array().unwrap() {
+            let Some((_, names, optional)) = fields.iter().find(|f| f.0 == c["type"]) else {
+                continue;
+            };
+            let input = c["input"].as_str().unwrap();
+            let Ok(value) = serde_json::from_str::<Value>(input) else {
+                continue; // 1e400: serde_json refuses it (so does no meta.json here)
+            };
+            let want = c["accepted"].as_bool().unwrap() || (*optional && value.is_null());
+            for name in *names {
+                let mut meta = original.clone();
+                meta[*name] = value.clone();
+                std::fs::write(conv_dir.join("meta.json"), meta.to_string()).unwrap();
+                let conv = Conversation::load(&conv_dir, version);
+                let index = Index::build(&conv.events);
+                let views = Views::compute(&conv, &index, version);
+                let ctx = Ctx::new(&conv, &index, &views, version);
+                let ids = StoreIds::read(tmp.path());
+                let v = not_listed::verdict_with(&ctx, &ids, &env);
+                checked += 1;
+                if v.listed != Some(want) {
+                    wrong.push(format!(
+                        "{writer} {name} = {input}: pydantic {}, listed {:?} [{}: {}]",
+                        if want { "accepts" } else { "refuses" },
+                        v.listed,
+                        v.rule,
+                        v.why
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 1500, "{checked}");
+    assert!(
+        wrong.is_empty(),
+        "{} of {checked}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

@@ -3,7 +3,7 @@
 //! conversation. The rules are in `crate::server`.
 
 use super::{Check, Ctx, Finding, Repair, Severity};
-use crate::server::{self, lease, Inputs, Verdict};
+use crate::server::{self, lease, Inputs, LoadFailure, Verdict};
 use crate::view::LoadError;
 
 pub struct NotListed;
@@ -19,27 +19,43 @@ pub fn verdict(ctx: &Ctx) -> Verdict {
 
 /// [`verdict`] with the store pre-pass and the lease environment given (tests).
 pub fn verdict_with(ctx: &Ctx, ids: &server::StoreIds, env: &lease::Env) -> Verdict {
-    let load = ctx.load_error();
     let quote = |s: &str| ctx.quote(s);
-    let inputs = Inputs {
-        version: ctx.version,
-        load_error: match load {
-            Some(
-                e @ (LoadError::BadBaseState(_)
+    let inputs = inputs(ctx, env, &quote);
+    let v = server::judge(ctx.conv, ids, &inputs);
+    // debug builds (the tests, the fuzzers) hold every verdict to the load verdict
+    if cfg!(debug_assertions) {
+        if let Err(e) = server::consistent(&v, &inputs) {
+            panic!("internal inconsistency in {}: {e}", ctx.conv.dir.display());
+        }
+    }
+    v
+}
+
+/// The listing's inputs: the load verdict `diagnose` computed for this release.
+fn inputs<'a>(ctx: &Ctx, env: &'a lease::Env, quote: &'a dyn Fn(&str) -> String) -> Inputs<'a> {
+    let load = ctx.load_error().map(|e| LoadFailure {
+        state: matches!(
+            e,
+            LoadError::NoBaseState
+                | LoadError::BadBaseState(_)
+                | LoadError::StateDecode { .. }
+                | LoadError::InvalidState(_)
                 | LoadError::IdMismatch { .. }
-                | LoadError::NoBaseState),
-            ) => Some(crate::report::describe_load_error(e, ctx)),
-            _ => None,
-        },
+        ),
+        state_invalid: matches!(e, LoadError::BadBaseState(_) | LoadError::InvalidState(_)),
+        why: format!(
+            "{}: {}",
+            e.exception(),
+            crate::report::describe_load_error(e, ctx)
+        ),
+    });
+    Inputs {
+        version: ctx.version,
+        load,
         running_unreadable: running_unreadable(ctx),
-        state_invalid: match load {
-            Some(LoadError::BadBaseState(why)) => Some(why.clone()),
-            _ => None,
-        },
         env,
-        quote: &quote,
-    };
-    server::judge(ctx.conv, ids, &inputs)
+        quote,
+    }
 }
 
 /// For a `running` conversation: the first event of the log that cannot be read.
