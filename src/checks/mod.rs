@@ -16,6 +16,7 @@ mod abandoned_branch;
 mod bad_event_filename;
 mod changed_during_read;
 mod dangling_parent;
+pub mod describe;
 mod duplicate_event_id;
 mod duplicate_index;
 mod empty_conversation;

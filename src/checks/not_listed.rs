@@ -4,7 +4,13 @@
 
 use super::{Check, Ctx, Finding, Repair, Severity};
 use crate::server::{self, lease, Inputs, LoadFailure, Verdict};
-use crate::view::LoadError;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use crate::store::{Conversation, Index};
+use crate::version::Version;
+use crate::view::{LoadError, Views};
 
 pub struct NotListed;
 
@@ -21,7 +27,10 @@ pub fn verdict(ctx: &Ctx) -> Verdict {
 pub fn verdict_with(ctx: &Ctx, ids: &server::StoreIds, env: &lease::Env) -> Verdict {
     let quote = |s: &str| ctx.quote(s);
     let inputs = inputs(ctx, env, &quote);
-    let v = server::judge(ctx.conv, ids, &inputs);
+    let mut v = server::judge(ctx.conv, ids, &inputs);
+    if let Some(sorted) = eager_sort_breaks(ctx, ids, env, &v) {
+        v = sorted;
+    }
     // debug builds (the tests, the fuzzers) hold every verdict to the load verdict
     if cfg!(debug_assertions) {
         if let Err(e) = server::consistent(&v, &inputs) {
@@ -29,6 +38,79 @@ pub fn verdict_with(ctx: &Ctx, ids: &server::StoreIds, env: &lease::Env) -> Verd
         }
     }
     v
+}
+
+/// ≤ 1.36 sorts the conversations it started by `created_at`: this one
+/// started with a naive date (listed, or started afresh under the id in
+/// its meta.json) and another started one with an aware date make the
+/// search fail (`server::breaks_sort`). Whether another folder starts is
+/// its own verdict, computed as for this one (only for a naive folder,
+/// once per folder and run).
+fn eager_sort_breaks(
+    ctx: &Ctx,
+    ids: &server::StoreIds,
+    env: &lease::Env,
+    v: &Verdict,
+) -> Option<Verdict> {
+    if server::era(ctx.version) != server::Era::Eager || !starts(v) {
+        return None;
+    }
+    if !ctx
+        .conv
+        .meta
+        .value()
+        .is_some_and(server::meta::naive_created_at)
+    {
+        return None;
+    }
+    let other = ids.entries.iter().find(|e| {
+        e.name != ctx.conv.folder
+            && e.created_naive == Some(false)
+            && started(&ids.dir.join(&e.name), ctx.version, ids, env)
+    })?;
+    let quote = |s: &str| ctx.quote(s);
+    let sorted = server::breaks_sort(&other.name, true, server::Era::Eager, &quote);
+    if v.listed == Some(true) {
+        return Some(sorted);
+    }
+    // started afresh elsewhere: this folder stays unlisted, and breaks the search
+    let mut v = v.clone();
+    v.breaks_search = true;
+    v.why = format!("{}; and {}", v.why, sorted.why);
+    Some(v)
+}
+
+/// An eager release starts a conversation from this folder's meta.json:
+/// this one, or a fresh one under the id its meta.json carries.
+fn starts(v: &Verdict) -> bool {
+    v.listed == Some(true) || v.rule == "folder-not-id"
+}
+
+/// Whether an eager release starts a conversation from folder `dir`,
+/// memoised per run.
+fn started(
+    dir: &std::path::Path,
+    version: Version,
+    ids: &server::StoreIds,
+    env: &lease::Env,
+) -> bool {
+    type Memo = Mutex<HashMap<(PathBuf, Version), bool>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let key = (dir.to_path_buf(), version);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(&b) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return b;
+    }
+    let conv = Conversation::load(dir, version);
+    let index = Index::build(&conv.events);
+    let views = Views::compute(&conv, &index, version);
+    let other = Ctx::new(&conv, &index, &views, version);
+    let quote = |s: &str| other.quote(s);
+    let listed = starts(&server::judge(&conv, ids, &inputs(&other, env, &quote)));
+    memo.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, listed);
+    listed
 }
 
 /// The listing's inputs: the load verdict `diagnose` computed for this release.
@@ -46,7 +128,7 @@ fn inputs<'a>(ctx: &Ctx, env: &'a lease::Env, quote: &'a dyn Fn(&str) -> String)
         why: format!(
             "{}: {}",
             e.exception(),
-            crate::report::describe_load_error(e, ctx)
+            super::describe::describe_load_error(e, ctx)
         ),
     });
     Inputs {
@@ -75,7 +157,7 @@ fn running_unreadable(ctx: &Ctx) -> Option<String> {
             format!(
                 "{} cannot be read ({})",
                 ctx.event_path(i),
-                crate::report::describe_read_error(&e, ctx)
+                super::describe::describe_read_error(&e, ctx)
             )
         })
     })

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{era, meta, Entry, Era, Inputs, StoreIds, Verdict, CATALOG, SEARCH, STATUSES};
 use crate::store::{Conversation, Doc};
-use crate::validate::scalar::{self, Tz};
+use crate::validate::scalar;
 use crate::version::Version;
 
 /// `payload.get("execution_status", "idle")` then `ConversationExecutionStatus(...)`.
@@ -77,11 +77,8 @@ pub(super) fn rescued(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Opti
 }
 
 /// The catalog sorts every record by `stored.created_at` before composing
-/// the page (`records.sort(key=...)`). A naive `created_at` (no timezone:
-/// `"2024-01-01"`, `"2024-01-01T00:00:00"`) next to an aware one makes Python
-/// raise `TypeError` (found by fixtures/gen/listing_fuzz.py): the search fails
-/// for the whole store, though this row alone composes. Blamed on the naive
-/// folder (the servers write aware dates).
+/// the page (`records.sort(key=...)`): see [`super::breaks_sort`]; here
+/// every record the catalog keeps takes part.
 pub(super) fn sort_breaks(
     conv: &Conversation,
     meta: &Value,
@@ -92,11 +89,7 @@ pub(super) fn sort_breaks(
     if !own_record_passes(conv, inp.version) {
         return None;
     }
-    let naive = meta
-        .get("created_at")
-        .and_then(|v| scalar::serde::datetime(v).ok())
-        == Some(Tz::Naive);
-    if !naive {
+    if !meta::naive_created_at(meta) {
         return None;
     }
     let other = ids.entries.iter().find(|e| {
@@ -111,18 +104,7 @@ pub(super) fn sort_breaks(
             .base_state
             .value()
             .is_some_and(|st| state_id_elsewhere(st, id, q).is_none());
-    let mut v = Verdict::new(
-        Some(row),
-        "breaks-sort",
-        "meta.json",
-        format!(
-            "meta.json `created_at` has no timezone (a naive datetime), while folder `{}` has an aware one: sorting the catalog by `created_at` raises TypeError (can't compare offset-naive and offset-aware datetimes), so the search call fails for every conversation (the whole store, whatever this row's own state)",
-            q(&other.name)
-        ),
-        SEARCH,
-    );
-    v.breaks_search = true;
-    Some(v)
+    Some(super::breaks_sort(&other.name, row, era(inp.version), q))
 }
 
 /// The row of a record kept from folder `via`: what the search makes of

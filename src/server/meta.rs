@@ -44,3 +44,10 @@ pub fn id(meta: &Value) -> Option<String> {
 pub fn no_agent(meta: &Value) -> bool {
     meta.get("agent").is_none_or(Value::is_null)
 }
+
+/// meta.json's `created_at` makes a naive datetime (no timezone).
+pub fn naive_created_at(meta: &Value) -> bool {
+    meta.get("created_at")
+        .and_then(|v| scalar::serde::datetime(v).ok())
+        == Some(scalar::Tz::Naive)
+}

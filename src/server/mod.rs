@@ -142,6 +142,8 @@ impl Inputs<'_> {
 const SCAN_EAGER: &str = "conversation_service.py ConversationService.__aenter__ (≤ 1.36)";
 const CATALOG: &str = "conversation_service.py ConversationService._load_catalog_sync (1.37+)";
 const SEARCH: &str = "conversation_service.py ConversationService._conversation_info / _load_persisted_state_sync (1.37+)";
+const SEARCH_EAGER: &str =
+    "conversation_service.py ConversationService._search_conversations (≤ 1.36)";
 const START: &str = "event_service.py EventService.start (≤ 1.36, at startup)";
 const LEASE: &str = "conversation_lease.py ConversationLease.claim";
 
@@ -285,6 +287,29 @@ fn folder_not_id(
         SEARCH
     };
     Verdict::hidden("folder-not-id", "meta.json", why, code)
+}
+
+/// Every release sorts the rows it lists by `created_at` before composing
+/// the page (≤ 1.36 the started conversations, `all_conversations.sort`;
+/// 1.37+ every catalog record, `records.sort`). A naive `created_at` (no
+/// timezone: `"2024-01-01"`, `"2024-01-01T00:00:00"`) next to an aware one
+/// (folder `other`'s) makes Python raise `TypeError` (found by
+/// fixtures/gen/listing_fuzz.py): the search fails for the whole store,
+/// though this row alone (`row`) composes. Blamed on the naive folder (the
+/// servers write aware dates).
+pub fn breaks_sort(other: &str, row: bool, era: Era, q: &dyn Fn(&str) -> String) -> Verdict {
+    let mut v = Verdict::new(
+        Some(row),
+        "breaks-sort",
+        "meta.json",
+        format!(
+            "meta.json `created_at` has no timezone (a naive datetime), while folder `{}` has an aware one: sorting the conversations by `created_at` raises TypeError (can't compare offset-naive and offset-aware datetimes), so the search call fails for every conversation (the whole store, whatever this row's own state)",
+            q(other)
+        ),
+        if era == Era::Eager { SEARCH_EAGER } else { SEARCH },
+    );
+    v.breaks_search = true;
+    v
 }
 
 /// The internal consistency of a verdict with the load verdict: an eager

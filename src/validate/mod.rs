@@ -25,6 +25,9 @@ use serde_json::Value;
 
 use crate::version::{self, Version};
 
+/// How many validation errors a document keeps (pydantic reports them all).
+pub const MAX_KEPT_ERRORS: usize = 3;
+
 type Compiled = OnceLock<Result<Schema, String>>;
 
 /// One slot per source, compiled on first use (a run needs one release).
@@ -122,7 +125,7 @@ fn first_errors(mut out: Outcome) -> Result<(), Vec<VError>> {
     {
         return Err(vec![crash.clone()]);
     }
-    out.errors.truncate(crate::store::event::MAX_KEPT_ERRORS);
+    out.errors.truncate(MAX_KEPT_ERRORS);
     Err(out.errors)
 }
 

@@ -283,8 +283,7 @@ pub fn parse_event_for(
     Ok(rec)
 }
 
-/// How many validation errors an event keeps (pydantic reports them all).
-pub const MAX_KEPT_ERRORS: usize = 3;
+pub use crate::validate::MAX_KEPT_ERRORS;
 
 #[cfg(test)]
 mod tests {
