@@ -179,28 +179,36 @@ What it finds
   of its conversation list (`GET /api/conversations/search`), with the rule of
   that release's ConversationService that drops it and the file that decides:
   - no meta.json (every release skips such a folder);
-  - meta.json unreadable, or not a valid StoredConversation (`id` not a UUID,
-    no `workspace`, a field of the wrong type: a `title` that is not a string,
-    a `created_at` pydantic cannot parse, `tags` with an uppercase key...;
-    before 1.37 also no `agent`, the event service is rebuilt from it);
+  - meta.json unreadable, or not a valid StoredConversation of that release,
+    judged with the model extracted from the release, nested objects
+    included (`id` not a UUID, no `workspace`, a `title` that is not a
+    string, a `created_at` pydantic cannot parse, `tags` with an uppercase
+    key, a `launched_agent_profile` missing its fields...; before 1.37 also
+    no `agent`, which the event service is rebuilt from);
   - 1.49+: the folder name is not a UUID (`UUID(conversation_dir.name)`);
   - the folder is not named after the id in its meta.json: every release
     reads the state from `<conversations>/<id>`, not from this folder (before
     1.37 the server even creates that folder with an empty conversation);
+  - before 1.37 (the startup scan starts every conversation): a lease held by
+    another live server; the conversation does not load for that release
+    (the same load verdict `diagnose` gives: base_state.json, the id, every
+    event of the active branch); meta.json's agent is of another class than
+    base_state.json's or lacks one of its tools (`agent.verify`); a `running`
+    conversation with an event that cannot be read (crash recovery);
   - 1.37+: base_state.json missing (the catalog counts it, search skips it),
     not JSON, or with an `execution_status` that is not a valid status;
     valid JSON that is not a ConversationState makes the search call itself
     fail, for every conversation on the page (then the finding is an error);
-  - 1.37+: a meta.json `created_at` without a timezone next to another
-    folder's aware one: sorting the catalog raises TypeError and the search
-    fails for every conversation (an error, though this row alone composes);
   - 1.37+: base_state.json carries another UUID as its `id`: the row is
     composed from the state, so the list shows that id, never this folder;
-  - 1.37+: when this folder's own record is dropped but another folder's
-    meta.json carries its id, the search still reads THIS folder's
-    base_state.json: listed (with the copy's title), or the search fails;
-  - before 1.37: a lease held by another live server, or a state or event log
-    that does not load (the startup scan skips it, until the next restart).
+  - every release: a meta.json `created_at` without a timezone next to
+    another listed folder's aware one: sorting by `created_at` raises
+    TypeError and the search fails for every conversation (an error, though
+    this row alone composes);
+  - when this folder's own meta.json does not file it under its name but
+    another folder's valid meta.json carries its id, the server still reads
+    THIS folder: listed (with the copy's title), or not, by this folder's
+    own state.
   Each message names the release's file and function.
 
 Why it matters

@@ -36,14 +36,7 @@ fn record_passes(ids: &StoreIds, e: &Entry, version: Version) -> bool {
     if era(version) == Era::CatalogUuidName && scalar::py_uuid(&e.name).is_none() {
         return false;
     }
-    let dir = ids.dir.join(&e.name);
-    let read = |f: &str| -> Option<Option<Value>> {
-        match std::fs::read(dir.join(f)) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
-            Err(_) => None,
-            Ok(b) => serde_json::from_slice(&b).ok().map(Some),
-        }
-    };
+    let read = |f: &str| ids.read_json(&e.name, f);
     let meta_ok = matches!(read("meta.json"), Some(Some(m)) if meta::valid(&m, version));
     let state_ok = match read("base_state.json") {
         Some(None) => true,

@@ -10,11 +10,55 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::lease::{self, Lease};
-use super::{owner_text, Inputs, Verdict, LEASE, SCAN_EAGER, START};
+use super::{meta, owner_text, Inputs, StoreIds, Verdict, LEASE, SCAN_EAGER, START};
 use crate::store::Conversation;
+use crate::validate::scalar;
 
-/// The verdict on a folder named after the valid meta.json it holds.
-pub(super) fn judge(conv: &Conversation, inp: &Inputs) -> Verdict {
+/// Another folder whose meta.json validates and carries this folder's id,
+/// when this folder's own meta.json does not start it under its name: the
+/// server starts that record's conversation in `<conversations>/<id>`, i.e.
+/// THIS folder's state and events (found by fixtures/gen/listing_fuzz.py
+/// seed 120: a copy's meta.json lists the original whose own is broken).
+/// (That meta.json, the folder it is in.)
+pub(super) fn rescued(
+    conv: &Conversation,
+    ids: &StoreIds,
+    inp: &Inputs,
+) -> Option<(Value, String)> {
+    let name = conv.folder.as_str();
+    let own = conv
+        .meta
+        .value()
+        .is_some_and(|m| meta::valid(m, inp.version) && meta::id(m).as_deref() == Some(name));
+    if own || scalar::uuid_str(name).as_deref() != Some(name) {
+        return None;
+    }
+    ids.others_with(name, name).into_iter().find_map(|e| {
+        match ids.read_json(&e.name, "meta.json") {
+            Some(Some(m)) if meta::valid(&m, inp.version) => Some((m, e.name.clone())),
+            _ => None,
+        }
+    })
+}
+
+/// The verdict on a folder started from `meta` (its own, or `via` a copy's).
+pub(super) fn judge(conv: &Conversation, meta: &Value, inp: &Inputs, via: Option<&str>) -> Verdict {
+    let q = inp.quote;
+    let v = start(conv, meta, inp);
+    match via {
+        None => v,
+        Some(via) => Verdict {
+            why: format!(
+                "this folder's own meta.json does not start it, but folder `{}` has a valid meta.json with this id, and the server starts that conversation here, in this folder: {}",
+                q(via),
+                v.why
+            ),
+            ..v
+        },
+    }
+}
+
+fn start(conv: &Conversation, meta: &Value, inp: &Inputs) -> Verdict {
     let q = inp.quote;
     if let Lease::Live(p, held) = &lease::judge(&conv.lease, inp.env) {
         return Verdict::hidden(
@@ -45,10 +89,9 @@ pub(super) fn judge(conv: &Conversation, inp: &Inputs) -> Verdict {
         );
     }
     if let Some(why) = conv
-        .meta
+        .base_state
         .value()
-        .zip(conv.base_state.value())
-        .and_then(|(m, st)| agent_mismatch(m, st, q))
+        .and_then(|st| agent_mismatch(meta, st, q))
     {
         return Verdict::hidden(
             "agent-mismatch",

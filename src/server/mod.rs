@@ -175,10 +175,12 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
             CATALOG,
         );
     }
-    if era != Era::Eager {
-        if let Some(v) = catalog::rescued(conv, ids, inp) {
-            return v;
+    if era == Era::Eager {
+        if let Some((meta, via)) = eager::rescued(conv, ids, inp) {
+            return eager::judge(conv, &meta, inp, Some(&via));
         }
+    } else if let Some(v) = catalog::rescued(conv, ids, inp) {
+        return v;
     }
     let meta = match &conv.meta {
         Doc::Missing if ids.entries.is_empty() => {
@@ -249,7 +251,7 @@ pub fn judge(conv: &Conversation, ids: &StoreIds, inp: &Inputs) -> Verdict {
         return folder_not_id(ids, &id, name, era, q);
     }
     match era {
-        Era::Eager => eager::judge(conv, inp),
+        Era::Eager => eager::judge(conv, meta, inp, None),
         Era::Catalog | Era::CatalogUuidName => catalog::judge(conv, inp, &id),
     }
 }

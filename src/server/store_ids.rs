@@ -87,6 +87,16 @@ impl StoreIds {
             .collect()
     }
 
+    /// Another folder's `file`, parsed: `Some(None)` when it does not exist,
+    /// `None` when it cannot be read or parsed.
+    pub fn read_json(&self, folder: &str, file: &str) -> Option<Option<Value>> {
+        match std::fs::read(self.dir.join(folder).join(file)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
+            Err(_) => None,
+            Ok(b) => serde_json::from_slice(&b).ok().map(Some),
+        }
+    }
+
     /// Every folder (this one included) whose meta.json carries `id`.
     pub fn all_with(&self, id: &str) -> Vec<&Entry> {
         self.entries
