@@ -9,12 +9,12 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use convo_doctor::checks::{not_listed, Ctx, Severity};
+use convo_doctor::analysis::Analysis;
+use convo_doctor::checks::{not_listed, Severity};
 use convo_doctor::report::{analyze, Options};
 use convo_doctor::server::{self, lease, StoreIds};
-use convo_doctor::store::{Conversation, Index};
+use convo_doctor::store::conversation::Overlay;
 use convo_doctor::version::Version;
-use convo_doctor::view::Views;
 use serde_json::Value;
 
 fn all(_: &str) -> bool {
@@ -64,10 +64,8 @@ fn cases(m: &Value) -> Vec<(String, String, String, String, bool)> {
 /// could name another host).
 fn verdict(store: &str, folder: &str, version: Version, host: &str) -> server::Verdict {
     let dir = root().join(store).join(folder);
-    let conv = Conversation::load(&dir, version);
-    let index = Index::build(&conv.events);
-    let views = Views::compute(&conv, &index, version);
-    let ctx = Ctx::new(&conv, &index, &views, version);
+    let a = Analysis::load(&dir, version, &Overlay::new());
+    let ctx = a.ctx(false);
     let ids = StoreIds::read(&root().join(store));
     let env = lease::Env {
         now: SystemTime::now(),
@@ -695,10 +693,8 @@ fn the_whole_coercion_table_through_the_listing_model() {
                 let mut meta = original.clone();
                 meta[*name] = value.clone();
                 std::fs::write(conv_dir.join("meta.json"), meta.to_string()).unwrap();
-                let conv = Conversation::load(&conv_dir, version);
-                let index = Index::build(&conv.events);
-                let views = Views::compute(&conv, &index, version);
-                let ctx = Ctx::new(&conv, &index, &views, version);
+                let a = Analysis::load(&conv_dir, version, &Overlay::new());
+                let ctx = a.ctx(false);
                 let ids = StoreIds::read(tmp.path());
                 let v = not_listed::verdict_with(&ctx, &ids, &env);
                 checked += 1;

@@ -8,16 +8,11 @@
 
 pub mod tree;
 
-use std::path::Path;
-
 use crate::checks::Ctx;
-use crate::store::conversation::Overlay;
-use crate::store::{Conversation, Index};
-use crate::version::Version;
-use crate::view::Views;
 
-/// One conversation read and viewed for one release: everything a [`Ctx`]
-/// borrows, owned in one place.
+/// One conversation read, indexed and viewed for one release
+/// ([`crate::view::Loaded`]: `conv`, `index`, `views`, `version`), with the
+/// checks' context on top.
 ///
 /// ```no_run
 /// # use convo_doctor::analysis::Analysis;
@@ -26,33 +21,9 @@ use crate::view::Views;
 /// let a = Analysis::load(dir, convo_doctor::version::NEWEST, &Overlay::new());
 /// let ctx = a.ctx(false); // `version_given`: `--server-version` was given
 /// ```
-#[derive(Debug)]
-pub struct Analysis {
-    pub conv: Conversation,
-    pub index: Index,
-    pub views: Views,
-    pub version: Version,
-}
+pub use crate::view::Loaded as Analysis;
 
 impl Analysis {
-    /// Read `dir` (with `overlay`'s planned contents in place of some
-    /// files), index its events and compute both views for `version`.
-    pub fn load(dir: &Path, version: Version, overlay: &Overlay) -> Analysis {
-        Analysis::of(Conversation::load_with(dir, version, overlay), version)
-    }
-
-    /// Index and view a conversation already read.
-    pub fn of(conv: Conversation, version: Version) -> Analysis {
-        let index = Index::build(&conv.events);
-        let views = Views::compute(&conv, &index, version);
-        Analysis {
-            conv,
-            index,
-            views,
-            version,
-        }
-    }
-
     /// The checks' context over this analysis. `version_given`: the release
     /// was named (`--server-version`), not the default.
     pub fn ctx(&self, version_given: bool) -> Ctx<'_> {

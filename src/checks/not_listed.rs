@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use crate::store::{Conversation, Index};
+use crate::store::conversation::Overlay;
 use crate::version::Version;
-use crate::view::{LoadError, Views};
+use crate::view::{LoadError, Loaded};
 
 pub struct NotListed;
 
@@ -101,12 +101,10 @@ fn started(
     if let Some(&b) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return b;
     }
-    let conv = Conversation::load(dir, version);
-    let index = Index::build(&conv.events);
-    let views = Views::compute(&conv, &index, version);
-    let other = Ctx::new(&conv, &index, &views, version);
+    let l = Loaded::load(dir, version, &Overlay::new());
+    let other = Ctx::new(&l.conv, &l.index, &l.views, version);
     let quote = |s: &str| other.quote(s);
-    let listed = starts(&server::judge(&conv, ids, &inputs(&other, env, &quote)));
+    let listed = starts(&server::judge(&l.conv, ids, &inputs(&other, env, &quote)));
     memo.lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(key, listed);
