@@ -4,19 +4,23 @@
 
 use serde_json::Value;
 
-use super::{era, meta, Entry, Era, Inputs, StoreIds, Verdict, CATALOG, SEARCH, STATUSES};
+use super::{era, meta, Entry, Era, Inputs, StoreIds, Verdict, CATALOG, SEARCH};
 use crate::store::{Conversation, Doc};
-use crate::validate::scalar;
+use crate::validate::{self, scalar};
 use crate::version::Version;
 
-/// `payload.get("execution_status", "idle")` then `ConversationExecutionStatus(...)`.
-fn status_problem(state: &Value) -> Option<String> {
-    match state.get("execution_status") {
-        None => None,
-        Some(Value::String(s)) if STATUSES.contains(&s.as_str()) => None,
-        Some(Value::String(_)) => Some("is not a ConversationExecutionStatus".into()),
-        Some(_) => Some("is not a string".into()),
+/// `payload.get("execution_status", "idle")` then `ConversationExecutionStatus(...)`:
+/// the members are the release's own (its extracted `ConversationState`).
+fn status_problem(state: &Value, version: Version) -> Option<String> {
+    let v = state.get("execution_status")?;
+    if validate::state_field_valid(version, "execution_status", v) {
+        return None;
     }
+    Some(if v.is_string() {
+        "is not a ConversationExecutionStatus".into()
+    } else {
+        "is not a string".into()
+    })
 }
 
 /// Whether the catalog scan keeps this folder's own record (under whatever
@@ -26,7 +30,7 @@ fn own_record_passes(conv: &Conversation, version: Version) -> bool {
     let state_ok = match &conv.base_state {
         Doc::Missing => true,
         Doc::Unreadable(_) => false,
-        Doc::Present(v) => status_problem(v).is_none(),
+        Doc::Present(v) => status_problem(v, version).is_none(),
     };
     meta_ok && state_ok
 }
@@ -40,7 +44,7 @@ fn record_passes(ids: &StoreIds, e: &Entry, version: Version) -> bool {
     let meta_ok = matches!(read("meta.json"), Some(Some(m)) if meta::valid(&m, version));
     let state_ok = match read("base_state.json") {
         Some(None) => true,
-        Some(Some(v)) => status_problem(&v).is_none(),
+        Some(Some(v)) => status_problem(&v, version).is_none(),
         None => false,
     };
     meta_ok && state_ok
@@ -120,7 +124,7 @@ fn search_reads(conv: &Conversation, inp: &Inputs, via: &str) -> Verdict {
             )
         }
         Doc::Unreadable(u) => Some(format!("it cannot be read as JSON ({u})")),
-        Doc::Present(v) => status_problem(v)
+        Doc::Present(v) => status_problem(v, inp.version)
             .map(|p| format!("its `execution_status` {p}"))
             .or_else(|| inp.state_invalid().map(String::from)),
     };
@@ -197,7 +201,7 @@ pub(super) fn judge(conv: &Conversation, inp: &Inputs, id: &str) -> Verdict {
         }
         Doc::Present(v) => v,
     };
-    if let Some(p) = status_problem(state) {
+    if let Some(p) = status_problem(state, inp.version) {
         return Verdict::hidden(
             "bad-execution-status",
             "base_state.json",

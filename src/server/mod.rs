@@ -51,18 +51,6 @@ pub fn era(v: Version) -> Era {
     }
 }
 
-/// `ConversationExecutionStatus` values (the same in 1.33.0–1.58.2).
-pub const STATUSES: &[&str] = &[
-    "idle",
-    "running",
-    "paused",
-    "waiting_for_confirmation",
-    "finished",
-    "error",
-    "stuck",
-    "deleting",
-];
-
 /// The verdict on one folder for one release.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {

@@ -113,6 +113,22 @@ pub fn meta_verdict(v: Version, meta_json: &Value) -> Result<(), Vec<VError>> {
     first_errors(meta(schema, meta_json))
 }
 
+/// Whether `value` validates as field `name` of the release's
+/// `ConversationState` (the agent-server's catalog calls
+/// `ConversationExecutionStatus(value)` on base_state.json's status: for a
+/// str enum, the same members by value). `true` when the data is unusable.
+pub fn state_field_valid(v: Version, name: &str, value: &Value) -> bool {
+    let Ok(schema) = schema_for(v) else {
+        return true;
+    };
+    match schema.field(schema.state_root, name) {
+        Some(node) => schema
+            .validate(node, &jv::Value::from_serde(value), false)
+            .is_valid(),
+        None => true,
+    }
+}
+
 fn first_errors(mut out: Outcome) -> Result<(), Vec<VError>> {
     if out.errors.is_empty() {
         return Ok(());

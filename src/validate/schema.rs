@@ -534,6 +534,23 @@ impl<'a> Compiler<'a> {
 }
 
 impl Schema {
+    /// The node of field `name` of the model at `root` (seen through the
+    /// function validators around it).
+    pub fn field(&self, root: NodeId, name: &str) -> Option<NodeId> {
+        let mut id = root;
+        for _ in 0..16 {
+            match &self.nodes[id] {
+                Node::Fn { inner: Some(i), .. } => id = *i,
+                Node::Chain(steps) if steps.len() == 1 => id = steps[0],
+                Node::Model { fields, .. } => {
+                    return fields.iter().find(|f| f.name == name).map(|f| f.node)
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// Compile a `data/schemas/<v>.json` text. Errors are one line.
     pub fn parse(text: &str) -> Result<Schema, String> {
         let root: Value =
