@@ -131,6 +131,7 @@ fn both_outcomes_and_every_reason_are_covered() {
         "breaks-search",
         "state-id-elsewhere",
         "breaks-sort",
+        "agent-mismatch",
     ] {
         assert!(rules.contains(r), "no fixture decided by `{r}`: {rules:?}");
     }
@@ -164,6 +165,8 @@ fn fuzz_classes_are_decided_by_their_rule() {
                 c if c.starts_with("created-at-") => "listed",
                 "idle-truncated-event" if eager => "events-do-not-load",
                 "idle-truncated-event" => "listed",
+                "agent-tool-removed" if eager => "agent-mismatch",
+                "agent-tool-removed" => "listed",
                 c if c.starts_with("meta-") || c == "launched-profile-empty" => "meta-invalid",
                 "state-agent-empty" | "state-id-other" if eager => "state-does-not-load",
                 "state-agent-empty" | "rescued-breaks" => "breaks-search",
@@ -266,7 +269,7 @@ fn reports_carry_listed_and_never_call_a_hidden_one_clean() {
         assert_eq!(r.listed, Some(real), "{store}/{folder} by {rel}");
         let hidden_finding = r.findings.iter().any(|f| f.check == "not-listed");
         // a listed row that makes the whole search fail is an error too
-        let sort_breaker = real && case == "naive-created-at";
+        let sort_breaker = real && case.starts_with("naive-created-at");
         assert_eq!(
             hidden_finding,
             !real || sort_breaker,
