@@ -165,6 +165,8 @@ fn fuzz_classes_are_decided_by_their_rule() {
                 c if c.starts_with("created-at-") => "listed",
                 "idle-truncated-event" if eager => "events-do-not-load",
                 "idle-truncated-event" => "listed",
+                "fresh-start-unloadable-history" if eager => "listed",
+                "fresh-start-unloadable-history" => "base-state-unreadable",
                 "agent-tool-removed" if eager => "agent-mismatch",
                 "agent-tool-removed" => "listed",
                 c if c.starts_with("meta-") || c == "launched-profile-empty" => "meta-invalid",
@@ -227,6 +229,14 @@ fn lax_dates_are_listed_and_an_unloadable_branch_is_not() {
     // the catalog does not read events: listed there
     let v = verdict("fuzz-classes", &idle, "1.58.2".parse().unwrap(), host);
     assert_eq!(v.listed, Some(true), "{}", v.why);
+    // the one exception the real 1.33.0 shows: base_state.json empty, the
+    // start recreates the state from meta.json and reads no event
+    let fresh = folder("fresh-start-unloadable-history");
+    let r = analyze(&root().join("fuzz-classes").join(&fresh), fresh.clone(), &opts);
+    assert!(r.load_error.is_some());
+    assert_eq!(r.listed, Some(true));
+    let v = verdict("fuzz-classes", &fresh, "1.33.0".parse().unwrap(), host);
+    assert!(v.why.contains("reads no event") && v.why.contains("fails once it is opened"), "{}", v.why);
 }
 
 #[test]

@@ -113,21 +113,25 @@ fn started(
 
 /// The listing's inputs: the load verdict `diagnose` computed for this release.
 fn inputs<'a>(ctx: &Ctx, env: &'a lease::Env, quote: &'a dyn Fn(&str) -> String) -> Inputs<'a> {
-    let load = ctx.load_error().map(|e| LoadFailure {
-        state: matches!(
+    let load = ctx.load_error().map(|e| {
+        let state = matches!(
             e,
             LoadError::NoBaseState
                 | LoadError::BadBaseState(_)
                 | LoadError::StateDecode { .. }
                 | LoadError::InvalidState(_)
                 | LoadError::IdMismatch { .. }
-        ),
-        state_invalid: matches!(e, LoadError::BadBaseState(_) | LoadError::InvalidState(_)),
-        why: format!(
-            "{}: {}",
-            e.exception(),
-            super::describe::describe_load_error(e, ctx)
-        ),
+        );
+        LoadFailure {
+            state,
+            at_start: state || !crate::view::tree::fresh_start(ctx.conv, ctx.version),
+            state_invalid: matches!(e, LoadError::BadBaseState(_) | LoadError::InvalidState(_)),
+            why: format!(
+                "{}: {}",
+                e.exception(),
+                super::describe::describe_load_error(e, ctx)
+            ),
+        }
     });
     Inputs {
         version: ctx.version,

@@ -72,7 +72,7 @@ fn start(conv: &Conversation, meta: &Value, inp: &Inputs) -> Verdict {
             LEASE,
         );
     }
-    if let Some(l) = &inp.load {
+    if let Some(l) = inp.load.as_ref().filter(|l| l.at_start) {
         let (rule, file) = if l.state {
             ("state-does-not-load", "base_state.json")
         } else {
@@ -108,13 +108,14 @@ fn start(conv: &Conversation, meta: &Value, inp: &Inputs) -> Verdict {
             START,
         );
     }
-    Verdict::new(
-        Some(true),
-        "listed",
-        "meta.json",
-        "started at startup and listed".into(),
-        SCAN_EAGER,
-    )
+    let why = match &inp.load {
+        Some(l) => format!(
+            "started at startup and listed: base_state.json is missing or empty, so the start recreates the state from meta.json's agent and reads no event; the history does not load ({}), so the conversation fails once it is opened",
+            l.why
+        ),
+        None => "started at startup and listed".into(),
+    };
+    Verdict::new(Some(true), "listed", "meta.json", why, SCAN_EAGER)
 }
 
 /// `BUILT_IN_TOOL_CLASSES` of 1.29.3–1.34.0: class name, tool name.

@@ -100,6 +100,10 @@ pub struct LoadFailure {
     /// pydantic's `ConversationState` refuses base_state.json: what the
     /// 1.37+ search's `model_validate_json` raises on too.
     pub state_invalid: bool,
+    /// The ≤ 1.36 start meets it: always, but for an event on the fresh
+    /// path (base_state.json missing or empty: the start recreates the
+    /// state from meta.json's agent and reads no event).
+    pub at_start: bool,
     /// The exception and why (untrusted text already quoted).
     pub why: String,
 }
@@ -303,13 +307,16 @@ pub fn breaks_sort(other: &str, row: bool, era: Era, q: &dyn Fn(&str) -> String)
 }
 
 /// The internal consistency of a verdict with the load verdict: an eager
-/// server (≤ 1.36) starts every conversation it lists, and a start rebuilds
+/// server (≤ 1.36) starts every conversation it lists, and a start resumes
 /// the conversation as the SDK loads it, so a conversation the release
-/// cannot load is never listed by it. Checked on every report in debug
+/// cannot load is never listed by it (the one exception, which the real
+/// 1.33.0 shows: on the fresh path, base_state.json missing or empty, the
+/// start recreates the state and reads no event, so a history that does not
+/// load fails only once the conversation is opened). Checked on every report in debug
 /// builds (and so in the fuzzers).
 pub fn consistent(verdict: &Verdict, inp: &Inputs) -> Result<(), String> {
     if era(inp.version) == Era::Eager && verdict.listed == Some(true) {
-        if let Some(l) = &inp.load {
+        if let Some(l) = inp.load.as_ref().filter(|l| l.at_start) {
             return Err(format!(
                 "agent-server {} lists a conversation its SDK cannot load ({}) [{}]",
                 inp.version, l.why, verdict.rule

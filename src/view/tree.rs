@@ -82,6 +82,19 @@ fn bad(why: String) -> LoadError {
     LoadError::BadBaseState(why)
 }
 
+/// `ConversationState.create`'s fresh path: base_state.json missing or
+/// empty, and a server that still passes meta.json's agent (< 1.43) to
+/// recreate the state from it. The fresh path reads no event (no
+/// `rebuild_view()`); the history is read only when the view is next built.
+pub fn fresh_start(conv: &crate::store::Conversation, version: crate::version::Version) -> bool {
+    let empty = matches!(
+        conv.base_state,
+        Doc::Missing | Doc::Unreadable(Unreadable::Empty)
+    );
+    let meta_agent = conv.meta.value().and_then(|m| m.get("agent")).is_some();
+    empty && version.meta_owns_agent() && meta_agent
+}
+
 /// What the resume path reads from base_state.json: (leaf_event_id, head_is_empty),
 /// in the SDK's order: `json.loads` (JSONDecodeError), `model_validate` of
 /// the fields the walk depends on (ValidationError), then the id check
@@ -92,10 +105,7 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
     let state = match &conv.base_state {
         Doc::Present(v) => v,
         Doc::Missing | Doc::Unreadable(Unreadable::Empty) => {
-            // An empty or missing base_state.json is the "fresh" path: only a
-            // server that still passes meta.json's agent (< 1.43) recreates it.
-            let meta_agent = conv.meta.value().and_then(|m| m.get("agent")).is_some();
-            if reader.version.meta_owns_agent() && meta_agent {
+            if fresh_start(conv, reader.version) {
                 return Ok((None, false));
             }
             return Err(LoadError::NoBaseState);
