@@ -232,11 +232,19 @@ fn lax_dates_are_listed_and_an_unloadable_branch_is_not() {
     // the one exception the real 1.33.0 shows: base_state.json empty, the
     // start recreates the state from meta.json and reads no event
     let fresh = folder("fresh-start-unloadable-history");
-    let r = analyze(&root().join("fuzz-classes").join(&fresh), fresh.clone(), &opts);
+    let r = analyze(
+        &root().join("fuzz-classes").join(&fresh),
+        fresh.clone(),
+        &opts,
+    );
     assert!(r.load_error.is_some());
     assert_eq!(r.listed, Some(true));
     let v = verdict("fuzz-classes", &fresh, "1.33.0".parse().unwrap(), host);
-    assert!(v.why.contains("reads no event") && v.why.contains("fails once it is opened"), "{}", v.why);
+    assert!(
+        v.why.contains("reads no event") && v.why.contains("fails once it is opened"),
+        "{}",
+        v.why
+    );
 }
 
 #[test]
