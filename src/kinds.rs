@@ -1,26 +1,14 @@
 //! The event kinds each SDK release can deserialize, extracted from the real
-//! releases by `fixtures/gen/extract_kinds.py` and kept as data in `data/kinds/`.
-//! A kind outside these lists makes the SDK raise `ValidationError`.
+//! releases by `fixtures/gen/extract_kinds.py` and kept as data in `data/kinds/`
+//! (which releases: [`crate::version::RELEASES`]). A kind outside these lists
+//! makes the SDK raise `ValidationError`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::version::Version;
-
-/// (version, JSON) for every extracted release, oldest first.
-const SOURCES: &[(&str, &str)] = &[
-    ("1.29.3", include_str!("../data/kinds/1.29.3.json")),
-    ("1.33.0", include_str!("../data/kinds/1.33.0.json")),
-    ("1.34.0", include_str!("../data/kinds/1.34.0.json")),
-    ("1.38.0", include_str!("../data/kinds/1.38.0.json")),
-    ("1.43.1", include_str!("../data/kinds/1.43.1.json")),
-    ("1.47.0", include_str!("../data/kinds/1.47.0.json")),
-    ("1.52.0", include_str!("../data/kinds/1.52.0.json")),
-    ("1.55.1", include_str!("../data/kinds/1.55.1.json")),
-    ("1.58.2", include_str!("../data/kinds/1.58.2.json")),
-];
+use crate::version::{self, Version};
 
 #[derive(Deserialize)]
 struct RawKinds {
@@ -37,9 +25,8 @@ struct RawKinds {
 fn key_table() -> &'static Vec<String> {
     static TABLE: OnceLock<Vec<String>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut all: Vec<String> = SOURCES
-            .iter()
-            .filter_map(|(_, text)| serde_json::from_str::<RawKinds>(text).ok())
+        let mut all: Vec<String> = version::extracted()
+            .filter_map(|(_, _, data)| serde_json::from_str::<RawKinds>(data.kinds).ok())
             .flat_map(|k| k.event_fields.into_values().flatten())
             .collect();
         all.sort();
@@ -78,10 +65,9 @@ pub struct Kinds {
 fn all() -> &'static [Kinds] {
     static ALL: OnceLock<Vec<Kinds>> = OnceLock::new();
     ALL.get_or_init(|| {
-        SOURCES
-            .iter()
-            .map(|(v, text)| {
-                let raw: RawKinds = serde_json::from_str(text).unwrap_or_else(|e| {
+        version::extracted()
+            .map(|(source, v, data)| {
+                let raw: RawKinds = serde_json::from_str(data.kinds).unwrap_or_else(|e| {
                     unreachable!("data/kinds/{v}.json is checked by tests: {e}")
                 });
                 let fields = raw
@@ -96,7 +82,7 @@ fn all() -> &'static [Kinds] {
                     })
                     .collect();
                 Kinds {
-                    source: v.parse().unwrap_or_else(|e| unreachable!("{e}")),
+                    source,
                     event: raw.event_kinds.into_iter().collect(),
                     action: raw.action_kinds.into_iter().collect(),
                     observation: raw.observation_kinds.into_iter().collect(),
@@ -111,8 +97,7 @@ impl Kinds {
     /// The lists of the newest extracted release not newer than `v` (the
     /// oldest one for versions before every extracted release).
     pub fn for_version(v: Version) -> &'static Kinds {
-        let all = all();
-        all.iter().rev().find(|k| k.source <= v).unwrap_or(&all[0])
+        &all()[version::extracted_for(v)]
     }
 }
 

@@ -3,10 +3,11 @@
 //! Layers, each using only the ones above it:
 //! store (what is on disk) → view (what the agent and the UI see) →
 //! edit (what a repair may propose) → checks (findings, and each check's
-//! planned repair) → fix (the repair engine) → report → render (the only
-//! code that prints).
+//! planned repair) → analysis and report → fix (the repair engine) → render
+//! (the only code that prints).
 //! `batch` runs the report over many conversations (in parallel, in order).
 
+pub mod analysis;
 pub mod batch;
 pub mod checks;
 pub mod cli;

@@ -4,12 +4,13 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::analysis::{tree, Analysis};
 use crate::checks::{self, false_root, ix, plural, Ctx, Finding};
 use crate::secrets::Redactor;
 use crate::store::conversation::Overlay;
-use crate::store::{Conversation, Index, ParentRef};
+use crate::store::{Conversation, ParentRef};
 use crate::version::Version;
-use crate::view::{LoadError, OrphanWhy, Views};
+use crate::view::OrphanWhy;
 
 #[derive(Debug, Serialize)]
 pub struct EventCounts {
@@ -75,7 +76,7 @@ pub struct ConversationReport {
     pub redactor: Redactor,
     /// The event tree (`diagnose --tree`, `--format markdown`).
     #[serde(skip)]
-    pub tree: Option<crate::render::tree::Tree>,
+    pub tree: Option<tree::Tree>,
     /// What could not be read for lack of permission or by an I/O error
     /// (`Conversation::access_errors`): the report describes a folder not
     /// wholly read, so `diagnose` and `repair` treat it as a scan error.
@@ -110,52 +111,7 @@ fn conversation_id(conv: &Conversation) -> String {
         .unwrap_or_else(|| conv.folder.clone())
 }
 
-/// A read error for a message: a quoted kind is redacted, then clipped.
-pub fn describe_read_error(e: &crate::view::ReadError, ctx: &Ctx) -> String {
-    checks::describe_read_error(e, ctx)
-}
-
-pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
-    let reader = &ctx.reader;
-    match e {
-        LoadError::NoBaseState => {
-            "base_state.json is missing and there is no agent to rebuild it".into()
-        }
-        LoadError::BadBaseState(why) | LoadError::StateDecode { why, .. } => {
-            format!("base_state.json: {why}")
-        }
-        LoadError::InvalidState(errors) => format!(
-            "base_state.json: {}",
-            errors
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        LoadError::IdMismatch { expected, found } => {
-            format!(
-                "Conversation ID mismatch: {} is {}, base_state.json has {}",
-                crate::checks::id_mismatch::id_source(ctx),
-                ctx.quote(expected),
-                ctx.quote(found)
-            )
-        }
-        LoadError::Read { idx, error } => format!(
-            "event {} (events/{}): {}",
-            ix(*idx),
-            reader.file(*idx).name,
-            describe_read_error(error, ctx)
-        ),
-        LoadError::UnknownLeaf { .. } => "Unknown event_id: leaf_event_id is not in the log".into(),
-        LoadError::UnknownParent { idx, .. } => {
-            format!(
-                "Unknown event_id: the parent of event {} is not in the log",
-                ix(*idx)
-            )
-        }
-        LoadError::Cycle { idx } => format!("Cycle in event tree at event {}", ix(*idx)),
-    }
-}
+pub use crate::checks::describe::{describe_load_error, describe_read_error};
 
 /// Read, view, check: everything about one conversation.
 pub fn analyze(dir: &std::path::Path, display: String, opts: &Options) -> ConversationReport {
@@ -169,21 +125,21 @@ pub fn analyze_with(
     opts: &Options,
     overlay: &Overlay,
 ) -> ConversationReport {
-    let conv = Conversation::load_with(dir, opts.version, overlay);
-    analyze_loaded(&conv, display, opts)
+    let a = Analysis::load(dir, opts.version, overlay);
+    analyze_ctx(&a.ctx(opts.version_given), display, opts)
 }
 
-/// [`analyze`] of a conversation already read (nothing is read again).
-pub fn analyze_loaded(conv: &Conversation, display: String, opts: &Options) -> ConversationReport {
-    let index = Index::build(&conv.events);
-    let views = Views::compute(conv, &index, opts.version);
-    let mut ctx = Ctx::new(conv, &index, &views, opts.version);
-    ctx.version_given = opts.version_given;
-    analyze_ctx(&ctx, display, opts)
+/// [`analyze`] plus the event tree (`diagnose --tree`, `--format markdown`).
+pub fn analyze_tree(dir: &std::path::Path, display: String, opts: &Options) -> ConversationReport {
+    let a = Analysis::load(dir, opts.version, &Overlay::new());
+    let ctx = a.ctx(opts.version_given);
+    let mut r = analyze_ctx(&ctx, display, opts);
+    r.tree = Some(tree::build(&ctx));
+    r
 }
 
-/// [`analyze_loaded`] with the context (and its shared analyses) already
-/// built, so a repair plan computes them once.
+/// [`analyze`] with the context (and its shared analyses) already built
+/// ([`Analysis::ctx`]), so a repair plan computes them once.
 pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationReport {
     let (conv, index, views) = (ctx.conv, ctx.index, ctx.views);
     let mut findings = checks::run_all(ctx, opts.selected);

@@ -83,7 +83,7 @@ fn tree_of(dir: &Path) -> (tree::Tree, convo_doctor::report::ConversationReport)
         selected: &all,
         event_list: false,
     };
-    let r = tree::analyze(dir, dir.display().to_string(), &opts);
+    let r = convo_doctor::report::analyze_tree(dir, dir.display().to_string(), &opts);
     (r.tree.clone().expect("a tree"), r)
 }
 

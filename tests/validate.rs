@@ -92,7 +92,7 @@ fn lax_coercions_match_real_pydantic() {
     let mut compiled = std::collections::HashMap::new();
     for (name, s) in table["schemas"].as_object().unwrap() {
         let doc = serde_json::json!({
-            "roots": {"event": s["node"], "state": {"t": "any"}},
+            "roots": {"event": s["node"], "state": {"t": "any"}, "meta": {"t": "any"}},
             "defs": s["defs"],
         });
         let schema =
@@ -135,8 +135,8 @@ fn lax_coercions_match_real_pydantic() {
 #[test]
 fn damaged_fields_match_the_real_releases() {
     use convo_doctor::report::{analyze, Options};
-    use convo_doctor::store::{Conversation, Index};
-    use convo_doctor::view::{LoadError, ReadError, Reader, Views};
+    use convo_doctor::store::conversation::Overlay;
+    use convo_doctor::view::{LoadError, Loaded, ReadError, Reader};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/validation");
     let man: serde_json::Value =
@@ -149,9 +149,9 @@ fn damaged_fields_match_the_real_releases() {
         let dir = root.join(c["path"].as_str().unwrap());
         for (rel, sdk) in c["sdk_verdicts"].as_object().unwrap() {
             let v: Version = rel.parse().unwrap();
-            let conv = Conversation::load(&dir, v);
-            let index = Index::build(&conv.events);
-            let views = Views::compute(&conv, &index, v);
+            let Loaded {
+                conv, index, views, ..
+            } = Loaded::load(&dir, v, &Overlay::new());
             let reader = Reader::new(&conv, &index, v);
             let ours_ids: Option<Vec<String>> = views.agent.as_ref().ok().map(|ch| {
                 ch.iter()

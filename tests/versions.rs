@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use convo_doctor::store::{Conversation, Index};
+use convo_doctor::store::conversation::Overlay;
 use convo_doctor::version::Version;
-use convo_doctor::view::{Reader, Views};
+use convo_doctor::view::{Loaded, Reader};
 use serde_json::Value;
 
 fn fixtures_dir() -> PathBuf {
@@ -35,9 +35,9 @@ const KNOWN_MISMATCHES: &[(&str, &str)] = &[];
 
 /// (loads, exception type, agent-view ids) as convo-doctor predicts them.
 fn predict(dir: &Path, v: Version) -> (bool, Option<String>, Option<Vec<String>>) {
-    let conv = Conversation::load(dir, v);
-    let index = Index::build(&conv.events);
-    let views = Views::compute(&conv, &index, v);
+    let Loaded {
+        conv, index, views, ..
+    } = Loaded::load(dir, v, &Overlay::new());
     let reader = Reader::new(&conv, &index, v);
     match &views.agent {
         Ok(chain) => {

@@ -16,7 +16,6 @@ use super::Ctx;
 use crate::edit::Proposals;
 use crate::secrets::{credential_slots, secret_form, SecretForm};
 use crate::store::Doc;
-use crate::version::Version;
 
 pub(super) const REL: &str = "meta.json";
 
@@ -80,5 +79,5 @@ pub(super) fn source<'a>(ctx: &'a Ctx, p: &mut Proposals, meta: &Value) -> Optio
 /// Slim mode: the declared server (1.43 or newer) never reads meta.json's
 /// agent, so it is dropped rather than synced.
 pub(super) fn slim(ctx: &Ctx) -> bool {
-    ctx.version_given && ctx.version >= Version::new(1, 43, 0)
+    ctx.version_given && !ctx.version.meta_owns_agent()
 }

@@ -10,12 +10,13 @@ use serde::Serialize;
 use crate::secrets::Redactor;
 use crate::store::{Conversation, Index};
 use crate::version::Version;
-use crate::view::{LoadError, ReadError, Reader, Views};
+use crate::view::{LoadError, Reader, Views};
 
 pub mod abandoned_branch;
 pub mod bad_event_filename;
 pub mod changed_during_read;
 pub mod dangling_parent;
+pub mod describe;
 pub mod duplicate_event_id;
 pub mod duplicate_index;
 pub mod empty_conversation;
@@ -316,17 +317,7 @@ pub fn run_all(ctx: &Ctx, selected: &dyn Fn(&str) -> bool) -> Vec<Finding> {
     out
 }
 
-/// Why the SDK cannot read an event, as a message says it: untrusted values
-/// redacted and clipped.
-pub fn describe_read_error(e: &ReadError, ctx: &Ctx) -> String {
-    match e {
-        ReadError::UnknownKind { kind, field } => format!(
-            "its {field} `{}` is not a kind this SDK knows",
-            ctx.quote(kind)
-        ),
-        other => other.to_string(),
-    }
-}
+pub use describe::describe_read_error;
 
 /// Propose moving every count marker (`events/.eventlog-len-N.marker`, SDK
 /// 1.47+) into the backup: a repair that puts a file at an index a writer

@@ -2,7 +2,7 @@
 //! carries the same id in its meta.json.
 
 use super::{Check, Ctx, Finding, Repair, Severity};
-use crate::server::{self, json_uuid, Era};
+use crate::server::{self, meta, Era};
 
 /// The check's id: stable, kebab-case; scripts depend on it.
 pub const ID: &str = "shadowed";
@@ -48,14 +48,7 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let Some(id) = ctx
-            .conv
-            .meta
-            .value()
-            .and_then(|m| m.get("id"))
-            .and_then(|v| v.as_str())
-            .and_then(json_uuid)
-        else {
+        let Some(id) = ctx.conv.meta.value().and_then(meta::id) else {
             return;
         };
         let parent = ctx.conv.dir.parent().unwrap_or(&ctx.conv.dir);

@@ -98,7 +98,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         }
         let display = dir.display().to_string();
         Scanned::Report(Box::new(if tree {
-            render::tree::analyze(dir, display, &opts)
+            crate::report::analyze_tree(dir, display, &opts)
         } else {
             analyze(dir, display, &opts)
         }))

@@ -17,46 +17,18 @@ use std::path::Path;
 
 use super::state::{Touch, Virtual};
 use super::{Left, LeftReason, Plan, Refusal, RepairOptions};
-use crate::checks::{self, Applicability, Ctx, Finding, Severity};
+use crate::analysis::Analysis;
+use crate::checks::{self, Applicability, Finding, Severity};
 use crate::edit::{Change, Leave, Proposals, Safety};
 use crate::report::{self, ConversationReport};
 use crate::store::conversation::{stamp, Overlay, RecordCache};
-use crate::store::{Conversation, Index};
 use crate::version::Version;
-use crate::view::Views;
 
 /// Passes after which the engine stops and says so (a fixpoint is normally
 /// reached in one to three).
 pub const MAX_PASSES: usize = 8;
 /// Fresh starts, each with one more check's repair held back.
 const MAX_RESTARTS: usize = 6;
-
-/// One read of the folder (through the overlay) and its views.
-struct Analysis {
-    conv: Conversation,
-    index: Index,
-    views: Views,
-}
-
-impl Analysis {
-    fn load(
-        dir: &Path,
-        version: Version,
-        overlay: &Overlay,
-        cache: Option<&RecordCache>,
-    ) -> Analysis {
-        let conv = Conversation::load_cached(dir, version, overlay, cache);
-        let index = Index::build(&conv.events);
-        let views = Views::compute(&conv, &index, version);
-        Analysis { conv, index, views }
-    }
-
-    fn ctx(&self, version: Version, given: bool) -> Ctx<'_> {
-        let mut ctx = Ctx::new(&self.conv, &self.index, &self.views, version);
-        ctx.version_given = given;
-        ctx
-    }
-}
 
 /// What one pass saw and proposed.
 struct Pass {
@@ -82,7 +54,7 @@ struct Setup<'a> {
 }
 
 fn run_pass(a: &Analysis, s: &Setup, blocked: &BTreeMap<&'static str, String>) -> Pass {
-    let ctx = a.ctx(s.version, s.given);
+    let ctx = a.ctx(s.given);
     let all = |_: &str| true;
     let report_opts = report::Options {
         version: s.version,
@@ -280,7 +252,7 @@ fn fixpoint(
         }
         let dropped_checks: HashSet<&str> = dropped.iter().map(|d| d.change.check).collect();
         passes += 1;
-        let a = Analysis::load(s.dir, s.version, &v.overlay, Some(&s.cache));
+        let a = Analysis::load_cached(s.dir, s.version, &v.overlay, Some(&s.cache));
         let next = run_pass(&a, s, blocked);
         for (check, file, was, what) in claims {
             if dropped_checks.contains(check) {
@@ -428,7 +400,7 @@ fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
 pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     let version = opts.version();
     let stamp_before = stamp(dir);
-    let first = Analysis::load(dir, version, &Overlay::new(), None);
+    let first = Analysis::load(dir, version, &Overlay::new());
     let s = Setup {
         dir,
         cache: RecordCache::of(&first.conv),
@@ -456,7 +428,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         unsafe_made: Vec::new(),
         passes: 0,
     };
-    let ctx = first.ctx(version, s.given);
+    let ctx = first.ctx(s.given);
     let refusal = if let Some(first) = first.conv.access_errors.first() {
         Some((
             Refusal::Unreadable,

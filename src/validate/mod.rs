@@ -9,60 +9,53 @@
 //! [`check`] implements. Where a function validator's semantics are not
 //! encoded, the result says "cannot judge" instead of guessing.
 
-mod check;
 pub mod jv;
+mod outcome;
+pub mod scalar;
 mod schema;
+mod sdk;
+mod walker;
 
-pub use check::{Outcome, VError};
+pub use outcome::{Outcome, VError};
 pub use schema::Schema;
 
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::version::Version;
+use crate::version::{self, Version};
 
-/// (version, JSON) for every extracted release, oldest first.
-const SOURCES: &[(&str, &str)] = &[
-    ("1.29.3", include_str!("../../data/schemas/1.29.3.json")),
-    ("1.33.0", include_str!("../../data/schemas/1.33.0.json")),
-    ("1.34.0", include_str!("../../data/schemas/1.34.0.json")),
-    ("1.38.0", include_str!("../../data/schemas/1.38.0.json")),
-    ("1.43.1", include_str!("../../data/schemas/1.43.1.json")),
-    ("1.47.0", include_str!("../../data/schemas/1.47.0.json")),
-    ("1.52.0", include_str!("../../data/schemas/1.52.0.json")),
-    ("1.55.1", include_str!("../../data/schemas/1.55.1.json")),
-    ("1.58.2", include_str!("../../data/schemas/1.58.2.json")),
-];
+/// How many validation errors a document keeps (pydantic reports them all).
+pub const MAX_KEPT_ERRORS: usize = 3;
 
 type Compiled = OnceLock<Result<Schema, String>>;
 
 /// One slot per source, compiled on first use (a run needs one release).
 fn slots() -> &'static [Compiled] {
     static SLOTS: OnceLock<Vec<Compiled>> = OnceLock::new();
-    SLOTS.get_or_init(|| SOURCES.iter().map(|_| OnceLock::new()).collect())
+    SLOTS.get_or_init(|| version::extracted().map(|_| OnceLock::new()).collect())
 }
 
 fn compiled(i: usize) -> &'static Result<Schema, String> {
     slots()[i].get_or_init(|| {
-        let (v, text) = SOURCES[i];
-        Schema::parse(text).map_err(|e| format!("data/schemas/{v}.json: {e}"))
+        let (_, v, data) = version::extracted()
+            .nth(i)
+            .unwrap_or_else(|| unreachable!("one slot per extracted release"));
+        Schema::parse(data.schema).map_err(|e| format!("data/schemas/{v}.json: {e}"))
     })
 }
 
 /// The schema of the newest extracted release not newer than `v` (the oldest
 /// for older versions), or the one-line reason its data file is unusable.
 pub fn schema_for(v: Version) -> Result<&'static Schema, &'static str> {
-    let i = SOURCES
-        .iter()
-        .rposition(|(sv, _)| sv.parse::<Version>().is_ok_and(|sv| sv <= v))
-        .unwrap_or(0);
-    compiled(i).as_ref().map_err(|e| e.as_str())
+    compiled(version::extracted_for(v))
+        .as_ref()
+        .map_err(|e| e.as_str())
 }
 
 /// Every schema data file that does not load, as one-line messages.
 pub fn broken_schema_files() -> Vec<String> {
-    (0..SOURCES.len())
+    (0..slots().len())
         .filter_map(|i| compiled(i).as_ref().err().cloned())
         .collect()
 }
@@ -91,13 +84,52 @@ pub fn event_text(v: Version, text: &str) -> Option<Outcome> {
     Some(event_tree(schema, &value))
 }
 
+/// Validate meta.json as the agent-server's
+/// `StoredConversation.model_validate_json`.
+pub fn meta(schema: &Schema, v: &Value) -> Outcome {
+    schema.validate(
+        schema.meta_root,
+        &jv::Value::from_serde(v),
+        schema.meta_json,
+    )
+}
+
 /// The state verdict for the view (the hook `view::tree` calls): `Err` with
 /// pydantic's first errors when `ConversationState` refuses base_state.json.
 pub fn state_verdict(v: Version, base_state: &Value) -> Result<(), Vec<VError>> {
     let Ok(schema) = schema_for(v) else {
         return Ok(());
     };
-    let mut out = state(schema, base_state);
+    first_errors(state(schema, base_state))
+}
+
+/// The meta.json verdict for the listing: `Err` with pydantic's first errors
+/// when the release's `StoredConversation` refuses it (a place it cannot
+/// judge counts as accepted).
+pub fn meta_verdict(v: Version, meta_json: &Value) -> Result<(), Vec<VError>> {
+    let Ok(schema) = schema_for(v) else {
+        return Ok(());
+    };
+    first_errors(meta(schema, meta_json))
+}
+
+/// Whether `value` validates as field `name` of the release's
+/// `ConversationState` (the agent-server's catalog calls
+/// `ConversationExecutionStatus(value)` on base_state.json's status: for a
+/// str enum, the same members by value). `true` when the data is unusable.
+pub fn state_field_valid(v: Version, name: &str, value: &Value) -> bool {
+    let Ok(schema) = schema_for(v) else {
+        return true;
+    };
+    match schema.field(schema.state_root, name) {
+        Some(node) => schema
+            .validate(node, &jv::Value::from_serde(value), false)
+            .is_valid(),
+        None => true,
+    }
+}
+
+fn first_errors(mut out: Outcome) -> Result<(), Vec<VError>> {
     if out.errors.is_empty() {
         return Ok(());
     }
@@ -109,7 +141,7 @@ pub fn state_verdict(v: Version, base_state: &Value) -> Result<(), Vec<VError>> 
     {
         return Err(vec![crash.clone()]);
     }
-    out.errors.truncate(crate::store::event::MAX_KEPT_ERRORS);
+    out.errors.truncate(MAX_KEPT_ERRORS);
     Err(out.errors)
 }
 
@@ -150,8 +182,7 @@ mod tests {
             "{:?}",
             broken_schema_files()
         );
-        for (v, _) in SOURCES {
-            let v: Version = v.parse().unwrap();
+        for (v, _, _) in version::extracted() {
             assert!(schema_for(v).is_ok(), "{v}");
         }
     }

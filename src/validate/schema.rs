@@ -81,6 +81,29 @@ pub enum Sem {
     /// dropped (a non-str is an error; a str is decrypted only with the
     /// server's cipher: not judged), a non-dict `mcp_config` an error.
     DecryptMcpConfig,
+    /// `_validate_observability_span_name`: null -> "conversation"; a
+    /// non-empty str of at most this many characters of `[A-Za-z0-9._:/-]`.
+    SpanName(usize),
+    /// `_validate_observability_tags`: null -> []; a list of non-empty strs.
+    ObsTags,
+    /// `_validate_observability_metadata`: null -> {}; non-empty keys; each
+    /// value a scalar or a list all of str, bool, int or float.
+    ObsMetadata,
+    /// `ClientToolSpec._validate_object_schema`: `parameters["type"] == "object"`.
+    ObjectSchema,
+    /// `PluginSource.validate_repo_path`: relative, no `..` component.
+    RepoPath,
+    /// `ConversationWorktreeOptions._ref_for_ref_base`: base "ref" needs a ref.
+    RefForRefBase,
+    /// An after validator that refuses one value of its (validated) field.
+    RejectValue(super::jv::Value<'static>),
+    /// `StartConversationRequest._populate_agent_from_settings`.
+    PopulateAgent,
+    /// `StartConversationRequest._require_agent`.
+    RequireAgent,
+    /// `AgentDefinition._accept_legacy_mcp_servers`: `mcp_servers` stands
+    /// for a missing `mcp_config`.
+    LegacyMcpServers,
     /// Not encoded: "cannot judge".
     Opaque,
 }
@@ -175,6 +198,11 @@ pub struct Schema {
     pub nodes: Vec<Node>,
     pub event_root: NodeId,
     pub state_root: NodeId,
+    /// meta.json's `StoredConversation`.
+    pub meta_root: NodeId,
+    /// `StoredConversation` validates its fields from JSON (no model-level
+    /// before validator hands them on as Python data): pydantic's messages.
+    pub meta_json: bool,
     /// `_validate_subtype` on a non-object: pydantic's error (`handler`) or
     /// an AttributeError/TypeError (`crash`, releases before the guard).
     pub dum_crash: bool,
@@ -470,6 +498,20 @@ impl<'a> Compiler<'a> {
                     "hooks_input" => Sem::HooksInput(strings(m, "fields")),
                     "security_prompt_default" => Sem::SecurityPromptDefault,
                     "decrypt_mcp_config" => Sem::DecryptMcpConfig,
+                    "span_name" => {
+                        Sem::SpanName(m.get("max").and_then(Value::as_u64).unwrap_or(128) as usize)
+                    }
+                    "obs_tags" => Sem::ObsTags,
+                    "obs_metadata" => Sem::ObsMetadata,
+                    "object_schema" => Sem::ObjectSchema,
+                    "repo_path" => Sem::RepoPath,
+                    "ref_for_ref_base" => Sem::RefForRefBase,
+                    "reject_value" => Sem::RejectValue(super::jv::Value::owned(
+                        m.get("value").ok_or("reject_value without a value")?,
+                    )),
+                    "populate_agent" => Sem::PopulateAgent,
+                    "require_agent" => Sem::RequireAgent,
+                    "legacy_mcp_servers" => Sem::LegacyMcpServers,
                     "tags" => {
                         Sem::Tags(m.get("max").and_then(Value::as_u64).unwrap_or(256) as usize)
                     }
@@ -492,6 +534,23 @@ impl<'a> Compiler<'a> {
 }
 
 impl Schema {
+    /// The node of field `name` of the model at `root` (seen through the
+    /// function validators around it).
+    pub fn field(&self, root: NodeId, name: &str) -> Option<NodeId> {
+        let mut id = root;
+        for _ in 0..16 {
+            match &self.nodes[id] {
+                Node::Fn { inner: Some(i), .. } => id = *i,
+                Node::Chain(steps) if steps.len() == 1 => id = steps[0],
+                Node::Model { fields, .. } => {
+                    return fields.iter().find(|f| f.name == name).map(|f| f.node)
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// Compile a `data/schemas/<v>.json` text. Errors are one line.
     pub fn parse(text: &str) -> Result<Schema, String> {
         let root: Value =
@@ -510,6 +569,7 @@ impl Schema {
         };
         let event_root = c.node(roots.get("event").ok_or("no `roots.event`")?)?;
         let state_root = c.node(roots.get("state").ok_or("no `roots.state`")?)?;
+        let meta_root = c.node(roots.get("meta").ok_or("no `roots.meta`")?)?;
         // compile the definitions nothing reaches too, so a corrupt file fails here
         for name in defs.keys() {
             c.def(name)?;
@@ -521,6 +581,8 @@ impl Schema {
             nodes: c.nodes,
             event_root,
             state_root,
+            meta_root,
+            meta_json: root.get("meta_mode").and_then(Value::as_str) == Some("json"),
             dum_crash: root.get("dum_non_object").and_then(Value::as_str) == Some("crash"),
         })
     }

@@ -12,8 +12,54 @@ use std::collections::HashSet;
 pub use read::{ReadError, Reader};
 pub use tree::LoadError;
 
+use crate::store::conversation::Overlay;
 use crate::store::{Conversation, Index};
 use crate::version::Version;
+
+/// One conversation read, indexed and viewed for one release: the
+/// load → index → views sequence, written once. `crate::analysis::Analysis`
+/// is this, with the checks' context on top.
+#[derive(Debug)]
+pub struct Loaded {
+    pub conv: Conversation,
+    pub index: Index,
+    pub views: Views,
+    pub version: Version,
+}
+
+impl Loaded {
+    /// Read `dir` (with `overlay`'s planned contents in place of some
+    /// files), index its events and compute both views for `version`.
+    pub fn load(dir: &std::path::Path, version: Version, overlay: &Overlay) -> Loaded {
+        Loaded::of(Conversation::load_with(dir, version, overlay), version)
+    }
+
+    /// [`Loaded::load`], taking the event files a repair did not change from
+    /// an earlier read's `cache` (a repair's later passes).
+    pub fn load_cached(
+        dir: &std::path::Path,
+        version: Version,
+        overlay: &Overlay,
+        cache: Option<&crate::store::conversation::RecordCache>,
+    ) -> Loaded {
+        Loaded::of(
+            Conversation::load_cached(dir, version, overlay, cache),
+            version,
+        )
+    }
+
+    /// Index and view a conversation already read.
+    pub fn of(conv: Conversation, version: Version) -> Loaded {
+        let index = Index::build(&conv.events);
+        let views = Views::compute(&conv, &index, version);
+        Loaded {
+            conv,
+            index,
+            views,
+            version,
+        }
+    }
+}
 
 /// Why a readable event is not in the agent view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::read::{ReadError, Reader};
 use crate::store::{Doc, Unreadable};
+use crate::validate::scalar;
 use crate::version::LeafRule;
 
 /// Why the SDK would refuse to load the conversation (it raises).
@@ -77,65 +78,21 @@ fn is_hex32(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// pydantic v2's lax `bool` (python mode, as `ConversationState.model_validate`
-/// reads `json.loads(base_state)`): true/false, the integers and floats 0 and
-/// 1, and the strings 0/off/f/false/n/no and 1/on/t/true/y/yes in any case.
-/// Anything else (null included) fails validation. Checked against the real
-/// 1.58.2 model (fuzz_diff.py's head_is_empty pool).
-pub fn pydantic_bool(v: &Value) -> Option<bool> {
-    match v {
-        Value::Bool(b) => Some(*b),
-        Value::Number(n) => {
-            let f = n.as_f64()?;
-            if f == 0.0 {
-                Some(false)
-            } else if f == 1.0 {
-                Some(true)
-            } else {
-                None
-            }
-        }
-        Value::String(s) => {
-            let l = s.to_ascii_lowercase();
-            match l.as_str() {
-                "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
-                "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// A UUID string as pydantic parses it (hyphenated, 32 hex digits, `{…}` or
-/// `urn:uuid:…` around the hyphenated form; any case), normalised to 32
-/// lower-case hex digits.
-pub fn parse_uuid(s: &str) -> Option<String> {
-    let hex = |t: &str| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit());
-    let hyphenated = |t: &str| {
-        t.len() == 36
-            && t.bytes().enumerate().all(|(i, b)| {
-                if matches!(i, 8 | 13 | 18 | 23) {
-                    b == b'-'
-                } else {
-                    b.is_ascii_hexdigit()
-                }
-            })
-    };
-    let inner = if let Some(t) = s.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
-        hyphenated(t).then_some(t)?
-    } else if let Some(t) = s.strip_prefix("urn:uuid:") {
-        hyphenated(t).then_some(t)?
-    } else if hyphenated(s) || hex(s) {
-        s
-    } else {
-        return None;
-    };
-    Some(norm_id(inner))
-}
-
 fn bad(why: String) -> LoadError {
     LoadError::BadBaseState(why)
+}
+
+/// `ConversationState.create`'s fresh path: base_state.json missing or
+/// empty, and a server that still passes meta.json's agent (< 1.43) to
+/// recreate the state from it. The fresh path reads no event (no
+/// `rebuild_view()`); the history is read only when the view is next built.
+pub fn fresh_start(conv: &crate::store::Conversation, version: crate::version::Version) -> bool {
+    let empty = matches!(
+        conv.base_state,
+        Doc::Missing | Doc::Unreadable(Unreadable::Empty)
+    );
+    let meta_agent = conv.meta.value().and_then(|m| m.get("agent")).is_some();
+    empty && version.meta_owns_agent() && meta_agent
 }
 
 /// What the resume path reads from base_state.json: (leaf_event_id, head_is_empty),
@@ -148,10 +105,7 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
     let state = match &conv.base_state {
         Doc::Present(v) => v,
         Doc::Missing | Doc::Unreadable(Unreadable::Empty) => {
-            // An empty or missing base_state.json is the "fresh" path: only a
-            // server that still passes meta.json's agent (< 1.43) recreates it.
-            let meta_agent = conv.meta.value().and_then(|m| m.get("agent")).is_some();
-            if reader.version.meta_owns_agent() && meta_agent {
+            if fresh_start(conv, reader.version) {
                 return Ok((None, false));
             }
             return Err(LoadError::NoBaseState);
@@ -181,7 +135,7 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
     crate::validate::state_verdict(reader.version, state).map_err(LoadError::InvalidState)?;
     let found = match state.get("id") {
         None => return Err(bad("`id`: Field required".into())),
-        Some(Value::String(s)) => match parse_uuid(s) {
+        Some(Value::String(s)) => match scalar::uuid_str(s) {
             Some(id) => id,
             None => return Err(bad("`id`: Input should be a valid UUID".into())),
         },
@@ -201,7 +155,7 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
     let head_is_empty = match state.get("head_is_empty") {
         _ if !tree => false,
         None => false,
-        Some(v) => match pydantic_bool(v) {
+        Some(v) => match scalar::serde::bool(v).ok() {
             Some(b) => b,
             None => {
                 return Err(bad(
@@ -215,7 +169,7 @@ fn head(reader: &Reader) -> Result<(Option<String>, bool), LoadError> {
         .value()
         .and_then(|m| m.get("id"))
         .and_then(Value::as_str)
-        .map(norm_id)
+        .map(|s| scalar::uuid_str(s).unwrap_or_else(|| norm_id(s)))
         .or_else(|| is_hex32(&conv.folder).then(|| conv.folder.to_lowercase()));
     if let Some(e) = expected {
         if e != found {

@@ -1,0 +1,468 @@
+//! One event file: its name under the SDK's rule ([`name`]), its text
+//! under the SDK parser's rules ([`sdk_json`]), and the few JSON keys that
+//! drive the checks, parsed lazily ([`lazy`]: every other key is skipped
+//! unread), or validated whole with the release's model.
+
+mod lazy;
+mod name;
+mod sdk_json;
+
+use serde_json::Value;
+
+use crate::validate::jv::Value as Jv;
+pub use lazy::MAX_ODD_KEYS;
+use lazy::{KindOnly, RawEvent};
+pub use name::{
+    canonical_name, counts_as_event_file, is_canonical_name, is_count_marker, parse_event_name,
+    EventName,
+};
+pub use sdk_json::{invalid, sdk_json, too_deep, MAX_DEPTH, MAX_INT_DIGITS};
+
+/// `ROOT_PARENT_ID`: a `parent_id` that means "this event starts a new root".
+pub const ROOT_PARENT_ID: &str = "__root__";
+
+/// The state-sync artifact kind: never a tree node, never advances HEAD.
+pub const STATE_UPDATE: &str = "ConversationStateUpdateEvent";
+/// Treated as an artifact by the ≥1.35 leaf fallback (#4068), but it advances HEAD.
+pub const CONVERSATION_ERROR: &str = "ConversationErrorEvent";
+
+/// An event's `parent_id` field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParentRef {
+    /// No `parent_id` key: a legacy (pre-tree) event or a genuine first event.
+    Absent,
+    /// `"__root__"`: an explicit new root.
+    Root,
+    /// An explicit parent.
+    Id(String),
+}
+
+impl ParentRef {
+    pub fn is_present(&self) -> bool {
+        !matches!(self, ParentRef::Absent)
+    }
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            ParentRef::Id(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// The keys of an event that convo-doctor reads.
+#[derive(Clone, Debug)]
+pub struct EventRecord {
+    pub id: Option<String>,
+    pub kind: String,
+    pub source: Option<String>,
+    pub parent: ParentRef,
+    pub timestamp: Option<String>,
+    pub action_kind: Option<String>,
+    pub observation_kind: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub action_id: Option<String>,
+    /// `ConversationStateUpdateEvent.key`
+    pub key: Option<String>,
+    /// The first 200 characters of `AgentErrorEvent.error`.
+    pub error: Option<String>,
+    /// A placeholder convo-doctor left in the slot of an event it set aside
+    /// (`crate::edit::placeholder`): it stands for an event of unknown kind.
+    pub placeholder: bool,
+    /// Every top-level key, as bits of [`crate::kinds::key_bit`]'s table.
+    pub keys: u128,
+    /// Top-level keys outside that table (no release knows them): the first
+    /// [`MAX_ODD_KEYS`] distinct ones, in file order.
+    pub odd_keys: Vec<String>,
+    /// What pydantic says about the whole event under the release it was
+    /// read for (empty: valid, or not validated). See [`crate::validate`].
+    pub invalid: Vec<crate::validate::VError>,
+}
+
+impl EventRecord {
+    /// A state-sync artifact: never a tree node.
+    pub fn is_state_update(&self) -> bool {
+        self.kind == STATE_UPDATE
+    }
+    /// An artifact for the ≥1.35 leaf fallback and the false-root fingerprint.
+    pub fn is_artifact(&self) -> bool {
+        self.kind == STATE_UPDATE || self.kind == CONVERSATION_ERROR
+    }
+}
+
+/// Why an event file cannot be read (each is a load failure for the SDK).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unreadable {
+    /// 0 bytes: the SDK raises `FileNotFoundError("Missing event file")`.
+    Empty,
+    NotUtf8,
+    /// Not valid JSON (truncated, garbage, too deeply nested).
+    InvalidJson(String),
+    NotObject,
+    MissingKind,
+    /// A key the SDK validates has the wrong type (e.g. a numeric `parent_id`).
+    BadField {
+        field: &'static str,
+        found: &'static str,
+        expected: &'static str,
+    },
+    /// Not a regular file (directory, FIFO, socket, symlink): never opened.
+    NotAFile(&'static str),
+    /// Too large to read safely.
+    TooLarge(u64),
+    Io(String),
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreadable::Empty => write!(f, "the file is empty (0 bytes)"),
+            Unreadable::NotUtf8 => write!(f, "the file is not valid UTF-8"),
+            Unreadable::InvalidJson(e) => write!(f, "the file is not valid JSON ({e})"),
+            Unreadable::NotObject => write!(f, "the JSON is not an object"),
+            Unreadable::MissingKind => write!(f, "the event has no string `kind`"),
+            Unreadable::BadField {
+                field,
+                found,
+                expected,
+            } => {
+                write!(f, "`{field}` is {found}, not {expected}")
+            }
+            Unreadable::NotAFile(what) => write!(f, "it is a {what}, not a regular file"),
+            Unreadable::TooLarge(n) => write!(f, "it is {n} bytes, over the read limit"),
+            Unreadable::Io(e) => write!(f, "it cannot be read ({e})"),
+        }
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unreadable> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(Unreadable::BadField {
+            field,
+            found: type_name(&other),
+            expected: "a string",
+        }),
+    }
+}
+
+/// `action.kind` / `observation.kind` (the rest of the nested object, often
+/// a large tool output, is skipped without being stored). `action` or
+/// `observation` that is not an object fails the SDK's validation.
+fn nested_kind(v: Option<KindOnly>, field: &'static str) -> Result<Option<String>, Unreadable> {
+    match v {
+        None | Some(KindOnly::Other("null")) => Ok(None),
+        Some(KindOnly::Other(found)) => Err(Unreadable::BadField {
+            field,
+            found,
+            expected: "an object",
+        }),
+        Some(KindOnly::Object {
+            kind: Some(Value::String(s)),
+        }) => Ok(Some(s)),
+        Some(KindOnly::Object { .. }) => Ok(None),
+    }
+}
+
+fn lenient_str(v: Option<Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The checks before any parse: not empty, UTF-8, an object, and the SDK
+/// parser's own rules (nesting, surrogates, huge integers, NaN/Infinity: see
+/// [`sdk_json`]). Returns the text serde can parse for the same verdict.
+fn precheck(bytes: &[u8]) -> Result<std::borrow::Cow<'_, str>, Unreadable> {
+    if bytes.is_empty() {
+        return Err(Unreadable::Empty);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| Unreadable::NotUtf8)?;
+    if text.trim().is_empty() {
+        return Err(Unreadable::InvalidJson("only white space".into()));
+    }
+    if !text.trim_start().starts_with('{') {
+        // Valid JSON that is not an object, or not JSON at all. (serde would
+        // happily read an array as a struct, so decide this first.)
+        return match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => Err(Unreadable::NotObject),
+            Err(e) => Err(invalid(&e)),
+        };
+    }
+    // Keys we do not need are skipped without serde's recursion limit, so the
+    // SDK's own parser rules are checked first.
+    sdk_json(text)
+}
+
+/// Parse an event file's bytes. Never panics; every failure is an [`Unreadable`].
+pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
+    let text = precheck(bytes)?;
+    let raw: RawEvent = serde_json::from_str::<RawEvent>(&text).map_err(|e| invalid(&e))?;
+    build(raw)
+}
+
+fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
+    let kind = match raw.kind {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        // `_validate_subtype`'s dict lookup of an unhashable kind: TypeError
+        Some(k @ (Value::Array(_) | Value::Object(_))) => {
+            return Err(Unreadable::BadField {
+                field: "kind",
+                found: type_name(&k),
+                expected: "a string",
+            })
+        }
+        _ => return Err(Unreadable::MissingKind),
+    };
+    let parent = match raw.parent_id {
+        None | Some(Value::Null) => ParentRef::Absent,
+        Some(Value::String(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
+        Some(Value::String(s)) => ParentRef::Id(s),
+        Some(other) => {
+            return Err(Unreadable::BadField {
+                field: "parent_id",
+                found: type_name(&other),
+                expected: "a string",
+            })
+        }
+    };
+    let error: Option<String> = lenient_str(raw.error).map(|s| s.chars().take(200).collect());
+    let placeholder = super::placeholder::is_placeholder(
+        &kind,
+        lenient_str(raw.code).as_deref(),
+        error.as_deref(),
+    );
+    Ok(EventRecord {
+        id: opt_str(raw.id, "id")?,
+        kind,
+        source: opt_str(raw.source, "source")?,
+        parent,
+        timestamp: lenient_str(raw.timestamp),
+        action_kind: nested_kind(raw.action, "action")?,
+        observation_kind: nested_kind(raw.observation, "observation")?,
+        tool_call_id: lenient_str(raw.tool_call_id),
+        action_id: lenient_str(raw.action_id),
+        key: lenient_str(raw.key),
+        error,
+        placeholder,
+        keys: raw.keys,
+        odd_keys: raw.odd_keys,
+        invalid: Vec::new(),
+    })
+}
+
+/// [`parse_event`], and the whole event validated with the model of release
+/// `version` (see [`crate::validate`]) in the same single parse; the first
+/// errors are kept.
+pub fn parse_event_for(
+    bytes: &[u8],
+    version: Option<crate::version::Version>,
+) -> Result<EventRecord, Unreadable> {
+    let Some(schema) = version.and_then(|v| crate::validate::schema_for(v).ok()) else {
+        return parse_event(bytes);
+    };
+    let text = precheck(bytes)?;
+    // serde_json's own nesting limit (128) is below the SDK's (201): such a
+    // file, and every syntax error, takes the lazy path (not validated there).
+    // The tree borrows the text's strings (crate::validate::jv).
+    let value = match serde_json::from_str::<Jv>(&text) {
+        Ok(v @ Jv::Object(_)) => v,
+        _ => return parse_event(bytes),
+    };
+    let mut errors = crate::validate::event_tree(schema, &value).errors;
+    // a crash (not a ValidationError) decides the exception: keep it first
+    errors.sort_by_key(|e| e.exception() == "ValidationError");
+    errors.truncate(MAX_KEPT_ERRORS);
+    let Jv::Object(map) = &value else {
+        unreachable!("matched as an object above")
+    };
+    let mut rec = build(RawEvent::from_map(map))?;
+    rec.invalid = errors;
+    Ok(rec)
+}
+
+pub use crate::validate::MAX_KEPT_ERRORS;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_only_the_keys_it_needs() {
+        let r = parse_event(
+            br#"{"id":"a","timestamp":"t","source":"user","parent_id":"__root__",
+               "llm_message":{"role":"user","content":[{"type":"text","text":"hi"}]},
+               "kind":"MessageEvent"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.kind, "MessageEvent");
+        assert_eq!(r.parent, ParentRef::Root);
+        assert_eq!(r.id.as_deref(), Some("a"));
+        let r = parse_event(br#"{"id":"b","kind":"ObservationEvent","observation":{"kind":"X"}}"#)
+            .unwrap();
+        assert_eq!(r.observation_kind.as_deref(), Some("X"));
+        assert_eq!(r.parent, ParentRef::Absent);
+    }
+
+    #[test]
+    fn every_broken_shape_is_unreadable_not_a_panic() {
+        assert_eq!(parse_event(b"").unwrap_err(), Unreadable::Empty);
+        assert_eq!(parse_event(b"\xff\xfe").unwrap_err(), Unreadable::NotUtf8);
+        assert!(matches!(
+            parse_event(br#"{"id":"a","kind":"Mess"#).unwrap_err(),
+            Unreadable::InvalidJson(m) if m.contains("truncated")
+        ));
+        assert_eq!(parse_event(b"[1,2]").unwrap_err(), Unreadable::NotObject);
+        assert_eq!(parse_event(b"\"x\"").unwrap_err(), Unreadable::NotObject);
+        assert_eq!(
+            parse_event(br#"{"id":"a"}"#).unwrap_err(),
+            Unreadable::MissingKind
+        );
+        assert_eq!(
+            parse_event(br#"{"id":"a","kind":"K","parent_id":5}"#).unwrap_err(),
+            Unreadable::BadField {
+                field: "parent_id",
+                found: "a number",
+                expected: "a string"
+            }
+        );
+        assert!(matches!(
+            parse_event(br#"{"id":"a","kind":"K","parent_id":{"x":1}}"#).unwrap_err(),
+            Unreadable::BadField { .. }
+        ));
+        let deep = "[".repeat(100_000);
+        assert!(matches!(
+            parse_event(deep.as_bytes()).unwrap_err(),
+            Unreadable::InvalidJson(_)
+        ));
+        let deep_obj = format!(r#"{{"id":"a","kind":"K","x":{}}}"#, "[".repeat(100_000));
+        assert!(matches!(
+            parse_event(deep_obj.as_bytes()).unwrap_err(),
+            Unreadable::InvalidJson(_)
+        ));
+    }
+
+    #[test]
+    fn a_mistyped_nested_object_is_named_by_type_never_quoted() {
+        for (text, field, found) in [
+            (
+                r#"{"kind":"K","action":"sk-NEVER-QUOTED"}"#,
+                "action",
+                "a string",
+            ),
+            (
+                r#"{"kind":"K","observation":[1,"sk-NEVER-QUOTED"]}"#,
+                "observation",
+                "an array",
+            ),
+            (r#"{"kind":"K","action":7}"#, "action", "a number"),
+        ] {
+            let e = parse_event(text.as_bytes()).unwrap_err();
+            assert_eq!(
+                e,
+                Unreadable::BadField {
+                    field,
+                    found,
+                    expected: "an object"
+                }
+            );
+            assert!(!e.to_string().contains("NEVER"));
+        }
+        // duplicate keys take the Value path; the same rule holds there
+        let e = parse_event(br#"{"kind":"K","kind":"K","action":"sk-NEVER-QUOTED"}"#).unwrap_err();
+        assert!(!e.to_string().contains("NEVER"), "{e}");
+        let r = parse_event(br#"{"kind":"K","action":null,"observation":{"x":1}}"#).unwrap();
+        assert_eq!(r.action_kind, None);
+        assert_eq!(r.observation_kind, None);
+    }
+
+    #[test]
+    fn nesting_beyond_the_sdk_limit_is_unreadable() {
+        // exactly at the limit: 201 levels (the object and 200 arrays)
+        // parse in SDK 1.58.2; 202 do not
+        let ok = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(parse_event(ok.as_bytes()).is_ok());
+        let deep = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(201),
+            "]".repeat(201)
+        );
+        assert!(matches!(
+            parse_event(deep.as_bytes()).unwrap_err(),
+            Unreadable::InvalidJson(m) if m.contains("nested")
+        ));
+        // brackets inside strings do not count
+        let s = format!(
+            r#"{{"kind":"K","x":"{}\"{}"}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(parse_event(s.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn the_validating_parse_reads_the_same_record() {
+        let v = crate::version::NEWEST;
+        for text in [
+            r#"{"id":"a","kind":"A","kind":"B","zz_odd":1,"source":"user","zz_odd":2}"#,
+            r#"{"kind":"K","action":"sk-NEVER-QUOTED"}"#,
+            r#"{"kind":"K","observation":[1]}"#,
+            r#"{"kind":"K","action":null,"observation":{"x":1,"kind":"O"}}"#,
+            r#"{"id":"a","kind":"K","parent_id":5}"#,
+            r#"{"id":7,"kind":"K"}"#,
+            r#"{"id":"a"}"#,
+            r#"{"id":"a","kind":"Mess"#,
+            r#"[1,2]"#,
+            "",
+            r#"{"id":"x","kind":"MessageEvent","source":"user","parent_id":"__root__","timestamp":"t","error":"e","tool_call_id":"c","action_id":"d","key":"k"}"#,
+        ] {
+            let lazy = parse_event(text.as_bytes()).map(|mut r| {
+                r.invalid.clear();
+                format!("{r:?}")
+            });
+            let full = parse_event_for(text.as_bytes(), Some(v)).map(|mut r| {
+                r.invalid.clear();
+                format!("{r:?}")
+            });
+            assert_eq!(lazy, full, "{text}");
+        }
+        // nested deeper than serde_json's limit but within the SDK's: read lazily
+        let deep = format!(
+            r#"{{"kind":"K","x":{}{}}}"#,
+            "[".repeat(150),
+            "]".repeat(150)
+        );
+        assert!(parse_event_for(deep.as_bytes(), Some(v)).is_ok());
+        // the validation itself: a MessageEvent without its message
+        let r = parse_event_for(
+            br#"{"id":"x","kind":"MessageEvent","source":"user"}"#,
+            Some(v),
+        )
+        .unwrap();
+        assert_eq!(r.invalid.len(), 1);
+        assert_eq!(r.invalid[0].loc, "llm_message");
+        assert_eq!(r.invalid[0].kind, "missing");
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_like_python() {
+        let r = parse_event(br#"{"id":"a","kind":"A","kind":"B"}"#).unwrap();
+        assert_eq!(r.kind, "B");
+    }
+}
