@@ -5,6 +5,7 @@
 //! checks (findings) → report → render (the only code that prints).
 //! `batch` runs the report over many conversations (in parallel, in order).
 
+pub mod appserver;
 pub mod batch;
 pub mod checks;
 pub mod cli;

@@ -67,9 +67,39 @@ pub struct ConversationReport {
     /// The event tree (`diagnose --tree`, `--format markdown`).
     #[serde(skip)]
     pub tree: Option<crate::render::tree::Tree>,
+    /// The app server's row and event copies of this conversation, when
+    /// `--db` or `--events-store` was given (docs/appserver.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appserver: Option<crate::appserver::relate::Part>,
 }
 
 impl ConversationReport {
+    /// A report for a conversation known only to the app server (a row, an
+    /// event copy) with no folder among the PATHs: nothing to load, so no
+    /// load error; the caller fills in counts, verdict and findings.
+    pub fn record(path: String, id: String, server_version: String) -> Self {
+        ConversationReport {
+            path,
+            id,
+            server_version,
+            listed: None,
+            events: EventCounts {
+                on_disk: 0,
+                log_length: 0,
+                ui_view: 0,
+                agent_view: Some(0),
+                orphaned: 0,
+            },
+            load_error: None,
+            verdict: String::new(),
+            findings: Vec::new(),
+            event_list: None,
+            redactor: Redactor::default(),
+            tree: None,
+            appserver: None,
+        }
+    }
+
     pub fn worst(&self) -> Option<checks::Severity> {
         self.findings.iter().map(|f| f.severity).max()
     }
@@ -232,6 +262,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         event_list,
         redactor,
         tree: None,
+        appserver: None,
     }
 }
 

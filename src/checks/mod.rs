@@ -43,6 +43,18 @@ mod unknown_field;
 mod unknown_kind;
 mod unreadable_event;
 mod unreadable_state;
+// the app server's side (issue 18): `run_related`
+mod copy_extra_events;
+mod copy_missing_events;
+mod events_without_row;
+mod invalid_row;
+mod row_status_divergence;
+mod row_title_divergence;
+mod row_without_events;
+mod s3_listing_limit;
+mod unmigrated_event_layout;
+mod user_prefix_split;
+mod v0_row;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
@@ -255,6 +267,10 @@ pub trait Check: Sync {
         Repair::NONE
     }
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>);
+    /// Checks across the app server's row, its event copy and the folder
+    /// (`--db`, `--events-store`): run once per conversation id, with or
+    /// without a folder. Folder checks leave it empty.
+    fn run_related(&self, _rel: &crate::appserver::Related, _out: &mut Vec<Finding>) {}
 }
 
 /// Every check, in the order they run and are listed.
@@ -290,6 +306,17 @@ pub static REGISTRY: &[&dyn Check] = &[
     &not_listed::NotListed,
     &shadowed::Shadowed,
     &secret_undecryptable::SecretUndecryptable,
+    &invalid_row::InvalidRow,
+    &v0_row::V0Row,
+    &row_without_events::RowWithoutEvents,
+    &events_without_row::EventsWithoutRow,
+    &copy_missing_events::CopyMissingEvents,
+    &copy_extra_events::CopyExtraEvents,
+    &s3_listing_limit::S3ListingLimit,
+    &user_prefix_split::UserPrefixSplit,
+    &unmigrated_event_layout::UnmigratedEventLayout,
+    &row_status_divergence::RowStatusDivergence,
+    &row_title_divergence::RowTitleDivergence,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {
