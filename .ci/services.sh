@@ -1,16 +1,16 @@
-# Services the app-server tests (tests/appserver_*.rs) read from: a real
-# PostgreSQL (Debian's package), an S3 API server (moto's, from PyPI) and a
-# GCS emulator (gcp-storage-emulator, from PyPI), each loaded with the
-# fixtures of fixtures/appserver/ (written by the real openhands-ai, see
-# fixtures/gen/appserver.py).
+# Services the app-server tests (tests/appserver_services.rs) read from: a
+# real PostgreSQL (Debian's package) and an S3 API server (moto's, from
+# PyPI), each loaded with the fixtures of fixtures/appserver/ (written by the
+# real openhands-ai, see fixtures/gen/appserver.py). No GCS emulator: the one
+# on PyPI (gcp-storage-emulator) serves the JSON API only, and object_store
+# lists buckets through the XML API (docs/appserver.md).
 #
-#   source .ci/services.sh && services_start    # exports CONVO_DOCTOR_PG_URL,
-#   ...                                          # CONVO_DOCTOR_S3_ENDPOINT,
-#   services_stop                                # CONVO_DOCTOR_GCS_ENDPOINT
+#   source .ci/services.sh && services_start    # exports CONVO_DOCTOR_PG_URL
+#   ...                                          # and CONVO_DOCTOR_S3_ENDPOINT
+#   services_stop
 #
 # Everything lives under one temporary directory; nothing is left running
-# after services_stop. Ports: 54329 (Postgres), 54330 (S3), 54331 (GCS),
-# on 127.0.0.1 only.
+# after services_stop. Ports: 54329 (Postgres), 54330 (S3), on 127.0.0.1 only.
 
 _svc_root=""
 _svc_pids=()
@@ -75,7 +75,7 @@ _svc_venv() {
   py=$(_svc_python) || return 1
   "$py" -m venv "$_svc_root/venv"
   "$_svc_root/venv/bin/pip" install --quiet --disable-pip-version-check \
-    "moto[server]>=5,<6" "gcp-storage-emulator>=2024.8" >/dev/null
+    "moto[server]>=5,<6" >/dev/null
 }
 
 _svc_s3() {
@@ -85,18 +85,9 @@ _svc_s3() {
   export CONVO_DOCTOR_S3_ENDPOINT="http://127.0.0.1:54330"
   "$_svc_root/venv/bin/python" fixtures/gen/appserver_load.py s3 "$CONVO_DOCTOR_S3_ENDPOINT" \
     fixtures/appserver/bucket.jsonl
+  "$_svc_root/venv/bin/python" fixtures/gen/appserver_load.py scale "$CONVO_DOCTOR_S3_ENDPOINT" 2500
+  export CONVO_DOCTOR_S3_SCALE=2500
   _svc_log "S3 (moto $("$_svc_root/venv/bin/python" -c 'import moto; print(moto.__version__)')) on $CONVO_DOCTOR_S3_ENDPOINT"
-}
-
-_svc_gcs() {
-  "$_svc_root/venv/bin/gcp-storage-emulator" start --host 127.0.0.1 --port 54331 --in-memory \
-    >"$_svc_root/gcs.log" 2>&1 &
-  _svc_pids+=($!)
-  _svc_wait_port 54331 "gcp-storage-emulator" || return 1
-  export CONVO_DOCTOR_GCS_ENDPOINT="http://127.0.0.1:54331"
-  "$_svc_root/venv/bin/python" fixtures/gen/appserver_load.py gcs "$CONVO_DOCTOR_GCS_ENDPOINT" \
-    fixtures/appserver/bucket.jsonl
-  _svc_log "GCS emulator on $CONVO_DOCTOR_GCS_ENDPOINT"
 }
 
 services_start() {
@@ -104,7 +95,6 @@ services_start() {
   _svc_postgres
   _svc_venv
   _svc_s3
-  _svc_gcs
 }
 
 services_stop() {

@@ -47,7 +47,7 @@ mod unreadable_state;
 mod copy_extra_events;
 mod copy_missing_events;
 mod events_without_row;
-mod invalid_row;
+pub mod invalid_row;
 mod row_status_divergence;
 mod row_title_divergence;
 mod row_without_events;
