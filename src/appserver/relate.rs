@@ -28,9 +28,22 @@ const KIND_READS: usize = 1000;
 pub struct Sources {
     pub rows: Option<Rows>,
     pub store: Option<EventStore>,
-    copies: HashMap<String, Vec<CopyRef>>,
+    /// Where each conversation's copies are, by id: kept compact (one
+    /// entry per copy of a bucket of 100,000 conversations).
+    copies: HashMap<u128, Vec<Place>>,
     /// Things said about the sources (revision, what was passed over).
     pub notes: Vec<String>,
+}
+
+/// A copy's place beside its id: the user segment, or the old layout's folder.
+#[derive(Debug)]
+struct Place {
+    user: Option<Box<str>>,
+    legacy: Option<Box<str>>,
+}
+
+fn key(hex: &str) -> Option<u128> {
+    u128::from_str_radix(hex, 16).ok()
 }
 
 /// One copy of a conversation's events, read.
@@ -244,7 +257,7 @@ impl Sources {
             }
             None => None,
         };
-        let mut copies: HashMap<String, Vec<CopyRef>> = HashMap::new();
+        let mut copies: HashMap<u128, Vec<Place>> = HashMap::new();
         let store = match store {
             Some(spec) => {
                 let store = EventStore::open(spec.clone())?;
@@ -257,7 +270,12 @@ impl Sources {
                 ));
                 notes.extend(listing.notes);
                 for c in listing.copies {
-                    copies.entry(c.hex.clone()).or_default().push(c);
+                    if let Some(k) = key(&c.hex) {
+                        copies.entry(k).or_default().push(Place {
+                            user: c.user.map(String::into_boxed_str),
+                            legacy: c.legacy.map(String::into_boxed_str),
+                        });
+                    }
                 }
                 Some(store)
             }
@@ -274,13 +292,13 @@ impl Sources {
     /// Ids with a row or a copy that no scanned folder carries, sorted; and
     /// the rows whose id is not a UUID (reported apart).
     pub fn record_ids(&self, folder_ids: &HashSet<String>) -> Vec<String> {
-        let mut ids: BTreeSet<&String> = self.copies.keys().collect();
+        let mut ids: BTreeSet<u128> = self.copies.keys().copied().collect();
         if let Some(rows) = &self.rows {
-            ids.extend(rows.by_id.keys());
+            ids.extend(rows.by_id.keys().filter_map(|k| key(k)));
         }
         ids.into_iter()
-            .filter(|id| !folder_ids.contains(*id))
-            .cloned()
+            .map(|k| format!("{k:032x}"))
+            .filter(|id| !folder_ids.contains(id))
             .collect()
     }
 
@@ -290,13 +308,19 @@ impl Sources {
         let mut copies = Vec::new();
         let mut legacy = Vec::new();
         if let Some(store) = &self.store {
-            for c in self.copies.get(id).into_iter().flatten() {
-                let read = Copy {
-                    at: c.clone(),
-                    location: store.locate(c),
-                    events: store.events(c).map_err(|e| format!("{e:#}")),
+            let places = key(id).and_then(|k| self.copies.get(&k));
+            for p in places.into_iter().flatten() {
+                let c = CopyRef {
+                    hex: id.to_string(),
+                    user: p.user.as_deref().map(str::to_string),
+                    legacy: p.legacy.as_deref().map(str::to_string),
                 };
-                if c.legacy.is_some() {
+                let read = Copy {
+                    location: store.locate(&c),
+                    events: store.events(&c).map_err(|e| format!("{e:#}")),
+                    at: c,
+                };
+                if read.at.legacy.is_some() {
                     legacy.push(read);
                 } else {
                     copies.push(read);
