@@ -3,6 +3,7 @@
 //! openhands-ai (fixtures/gen/appserver.py), running `diagnose --format
 //! json`, and comparing its findings with the manifest's expectations.
 #![allow(dead_code)]
+#![allow(clippy::print_stderr)] // skip notes for the test log
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -113,12 +113,12 @@ impl Related<'_> {
     /// not a sub-agent nested in another conversation's folder.
     pub fn agent_server_folder(&self) -> bool {
         self.folder.is_some_and(|c| {
-            c.meta.exists()
-                && !c
-                    .dir
-                    .parent()
-                    .and_then(|p| p.file_name())
-                    .is_some_and(|n| n == "subagents")
+            let nested = c
+                .dir
+                .parent()
+                .and_then(|p| p.file_name())
+                .is_some_and(|n| n == "subagents");
+            c.meta.exists() && !nested
         })
     }
 

@@ -390,8 +390,13 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for c in REGISTRY {
             assert!(seen.insert(c.id()), "duplicate id {}", c.id());
+            // lower case, digits (`s3-listing-limit`, `v0-row`) and dashes,
+            // starting with a letter
             assert!(
-                c.id().bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                c.id()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && c.id().starts_with(|ch: char| ch.is_ascii_lowercase()),
                 "{}",
                 c.id()
             );

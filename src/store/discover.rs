@@ -283,10 +283,13 @@ pub struct Looked {
     pub found: Option<Discovery>,
 }
 
+/// Reads an environment variable (unset or empty: `None`).
+pub type VarFn = Box<dyn Fn(&str) -> Option<String>>;
+
 /// The environment `looked` reads: variables, home, working directory and
 /// the temporary directory (given, so tests use a fake HOME).
 pub struct Env {
-    pub var: Box<dyn Fn(&str) -> Option<String>>,
+    pub var: VarFn,
     pub home: Option<PathBuf>,
     pub cwd: PathBuf,
     pub tmp: PathBuf,
