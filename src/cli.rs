@@ -12,8 +12,9 @@ const EXIT_CODES: &str = "\
 Exit status:
   0  no finding at or above --fail-on (default: warning)
   1  findings at or above --fail-on
-  2  usage error, a PATH that cannot be read or holds no conversation
-     (unless --allow-empty), or an internal error on some conversation (the
+  2  usage error, a PATH (or --db, --events-store) that cannot be read or
+     holds no conversation, or no PATH and none found where OpenHands keeps
+     them (unless --allow-empty), or an internal error on some conversation (the
      others are still scanned)";
 
 #[derive(Debug, Parser)]
