@@ -12,8 +12,9 @@ const EXIT_CODES: &str = "\
 Exit status:
   0  no finding at or above --fail-on (default: warning)
   1  findings at or above --fail-on
-  2  usage error, a PATH that cannot be read or holds no conversation
-     (unless --allow-empty), or an internal error on some conversation (the
+  2  usage error, a PATH (or --db, --events-store) that cannot be read or
+     holds no conversation, or no PATH and none found where OpenHands keeps
+     them (unless --allow-empty), or an internal error on some conversation (the
      others are still scanned)";
 
 #[derive(Debug, Parser)]
@@ -262,8 +263,22 @@ pub enum FailOn {
 pub struct DiagnoseArgs {
     /// Conversation directories, or stores holding them (e.g. the agent-server's
     /// conversations directory). Symbolic links below a PATH are not followed.
-    #[arg(required = true, value_name = "PATH")]
+    /// None: look where OpenHands products keep conversations (the
+    /// environment variables first, then the defaults) and say where.
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// The app server's database, to relate its rows (`conversation_metadata`)
+    /// to the folders: `sqlite:PATH` (default `~/.openhands/openhands.db`) or
+    /// `postgres://USER[:PASS]@HOST[:PORT]/DB` (read only; docs/appserver.md).
+    #[arg(long, value_name = "sqlite:PATH|postgres://...", value_parser = parse_db)]
+    pub db: Option<crate::appserver::db::DbSpec>,
+
+    /// The app server's copy of the events: its persistence directory (which
+    /// holds `v1_conversations/`), `s3://BUCKET[/PREFIX]` or
+    /// `gs://BUCKET[/PREFIX]` (prefix default `users`); read only.
+    #[arg(long, value_name = "PATH|s3://BUCKET[/PREFIX]|gs://BUCKET[/PREFIX]", value_parser = parse_events_store)]
+    pub events_store: Option<crate::appserver::events_store::StoreSpec>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -416,6 +431,14 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 
 fn parse_shard(s: &str) -> Result<Shard, String> {
     s.parse()
+}
+
+fn parse_db(s: &str) -> Result<crate::appserver::db::DbSpec, String> {
+    crate::appserver::db::DbSpec::parse(s)
+}
+
+fn parse_events_store(s: &str) -> Result<crate::appserver::events_store::StoreSpec, String> {
+    crate::appserver::events_store::StoreSpec::parse(s)
 }
 
 #[cfg(test)]

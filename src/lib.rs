@@ -8,6 +8,7 @@
 //! `batch` runs the report over many conversations (in parallel, in order).
 
 pub mod analysis;
+pub mod appserver;
 pub mod batch;
 pub mod checks;
 pub mod cli;

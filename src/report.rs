@@ -82,9 +82,40 @@ pub struct ConversationReport {
     /// wholly read, so `diagnose` and `repair` treat it as a scan error.
     #[serde(skip)]
     pub access_errors: Vec<String>,
+    /// The app server's row and event copies of this conversation, when
+    /// `--db` or `--events-store` was given (docs/appserver.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appserver: Option<crate::appserver::relate::Part>,
 }
 
 impl ConversationReport {
+    /// A report for a conversation known only to the app server (a row, an
+    /// event copy) with no folder among the PATHs: nothing to load, so no
+    /// load error; the caller fills in counts, verdict and findings.
+    pub fn record(path: String, id: String, server_version: String) -> Self {
+        ConversationReport {
+            path,
+            id,
+            server_version,
+            listed: None,
+            events: EventCounts {
+                on_disk: 0,
+                log_length: 0,
+                ui_view: 0,
+                agent_view: Some(0),
+                orphaned: 0,
+            },
+            load_error: None,
+            verdict: String::new(),
+            findings: Vec::new(),
+            event_list: None,
+            redactor: Redactor::default(),
+            tree: None,
+            access_errors: Vec::new(),
+            appserver: None,
+        }
+    }
+
     pub fn worst(&self) -> Option<checks::Severity> {
         self.findings.iter().map(|f| f.severity).max()
     }
@@ -197,6 +228,7 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
         redactor,
         tree: None,
         access_errors: conv.access_errors.clone(),
+        appserver: None,
     }
 }
 

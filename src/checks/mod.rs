@@ -44,6 +44,18 @@ pub mod unknown_field;
 pub mod unknown_kind;
 pub mod unreadable_event;
 pub mod unreadable_state;
+// the app server's side (issue 18): `run_related`
+pub mod copy_extra_events;
+pub mod copy_missing_events;
+pub mod events_without_row;
+pub mod invalid_row;
+pub mod row_status_divergence;
+pub mod row_title_divergence;
+pub mod row_without_events;
+pub mod s3_listing_limit;
+pub mod unmigrated_event_layout;
+pub mod user_prefix_split;
+pub mod v0_row;
 
 mod meta_repair;
 mod set_aside;
@@ -259,6 +271,10 @@ pub trait Check: Sync {
         Repair::NONE
     }
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>);
+    /// Checks across the app server's row, its event copy and the folder
+    /// (`--db`, `--events-store`): run once per conversation id, with or
+    /// without a folder. Folder checks leave it empty.
+    fn run_related(&self, _rel: &crate::appserver::Related, _out: &mut Vec<Finding>) {}
 }
 
 /// Every check, in the order they run and are listed.
@@ -294,6 +310,17 @@ pub static REGISTRY: &[&dyn Check] = &[
     &not_listed::NotListed,
     &shadowed::Shadowed,
     &secret_undecryptable::SecretUndecryptable,
+    &invalid_row::InvalidRow,
+    &v0_row::V0Row,
+    &row_without_events::RowWithoutEvents,
+    &events_without_row::EventsWithoutRow,
+    &copy_missing_events::CopyMissingEvents,
+    &copy_extra_events::CopyExtraEvents,
+    &s3_listing_limit::S3ListingLimit,
+    &user_prefix_split::UserPrefixSplit,
+    &unmigrated_event_layout::UnmigratedEventLayout,
+    &row_status_divergence::RowStatusDivergence,
+    &row_title_divergence::RowTitleDivergence,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {
@@ -389,8 +416,13 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for c in REGISTRY {
             assert!(seen.insert(c.id()), "duplicate id {}", c.id());
+            // lower case, digits (`s3-listing-limit`, `v0-row`) and dashes,
+            // starting with a letter
             assert!(
-                c.id().bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                c.id()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && c.id().starts_with(|ch: char| ch.is_ascii_lowercase()),
                 "{}",
                 c.id()
             );

@@ -70,7 +70,20 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     let mut renderer = render::renderer(args.format, color);
     let mut summary = Summary::default();
 
-    let scan = scan::discover(&args.paths, args.allow_empty);
+    // No PATH: look where OpenHands products keep conversations.
+    let defaults = args
+        .paths
+        .is_empty()
+        .then(crate::store::discover::Env::here);
+    let (paths, sdk_roots) = match &defaults {
+        Some(env) => default_paths(env, &mut summary),
+        None => (args.paths.clone(), Vec::new()),
+    };
+    let sources = open_sources(args, defaults.as_ref(), &mut summary)?;
+    if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
+        summary.error("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
+    }
+    let scan = scan::discover(&paths, args.allow_empty);
     summary.notes.extend(scan.notes);
     for e in scan.errors {
         summary.error(e);
@@ -85,6 +98,21 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         list.retain(|dir| shard.contains(dir));
         summary.shard = Some(shard.to_string());
     }
+    // The app server's conversations no folder carries, in the same shards.
+    let records: Vec<String> = match &sources {
+        Some(src) => {
+            let folder_ids = list
+                .iter()
+                .filter_map(|d| d.file_name()?.to_str().and_then(crate::appserver::uuid_hex))
+                .collect();
+            let mut ids = src.record_ids(&folder_ids);
+            if let Some(shard) = args.shard {
+                ids.retain(|id| shard.contains(std::path::Path::new(id)));
+            }
+            ids
+        }
+        None => Vec::new(),
+    };
 
     let fail = threshold(args.fail_on);
     // shared with the progress bar's counting thread, not copied
@@ -97,13 +125,26 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             return Scanned::Unmodified;
         }
         let display = dir.display().to_string();
-        Scanned::Report(Box::new(if tree {
+        let Some(src) = &sources else {
+            return Scanned::Report(Box::new(if tree {
+                crate::report::analyze_tree(dir, display, &opts)
+            } else {
+                analyze(dir, display, &opts)
+            }));
+        };
+        let a = crate::analysis::Analysis::load(dir, opts.version, &Default::default());
+        let mut r = if tree {
             crate::report::analyze_tree(dir, display, &opts)
         } else {
-            analyze(dir, display, &opts)
-        }))
+            crate::report::analyze_ctx(&a.ctx(opts.version_given), display, &opts)
+        };
+        src.attach(&a.conv, &mut r, &selected);
+        Scanned::Report(Box::new(r))
     };
-    let emit = |i: usize, done: ordered::Done<Scanned>| {
+    let mut emit = |i: usize, done: ordered::Done<Scanned>| {
+        if write_error.is_some() {
+            return false;
+        }
         let report = match done {
             Ok(Scanned::Report(r)) => r,
             Ok(Scanned::Unmodified) => {
@@ -116,7 +157,10 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
                 // and exit 2 at the end.
                 summary.error(format!(
                     "`{}` could not be analysed (internal error: {panic}); please report it",
-                    list[i].display()
+                    match list.get(i) {
+                        Some(dir) => dir.display().to_string(),
+                        None => records[i - list.len()].clone(),
+                    }
                 ));
                 status = ExitStatus::Error;
                 progress.done(0);
@@ -131,6 +175,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             status = ExitStatus::Error;
             return true;
         }
+        let report = sdk_store(report, &sdk_roots, &list, i);
         let worst = severity(&report);
         if status == ExitStatus::Success && fail.is_some_and(|t| worst.is_some_and(|w| w >= t)) {
             status = ExitStatus::Findings;
@@ -152,8 +197,32 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         list.len(),
         pool.current_num_threads() * WINDOW_PER_THREAD,
         work,
-        emit,
+        &mut emit,
     );
+    if let Some(src) = &sources {
+        // then the app server's conversations that no folder carries, in id
+        // order (numbered after the folders)
+        let version = opts.version.to_string();
+        let record = |i: usize| {
+            let id = &records[i - list.len()];
+            Scanned::Report(Box::new(src.record_report(id, &version, &selected)))
+        };
+        let n = list.len();
+        ordered::run(
+            &pool,
+            records.len(),
+            pool.current_num_threads() * WINDOW_PER_THREAD,
+            |i| record(i + n),
+            |i, done| emit(i + n, done),
+        );
+        if args.shard.is_none_or(|s| s.index == 0) {
+            for r in src.bad_id_reports(&version, &selected) {
+                if !emit(usize::MAX, Ok(Scanned::Report(Box::new(r)))) {
+                    break;
+                }
+            }
+        }
+    }
     progress.finish();
     if let Some(e) = write_error {
         return Ok(broken_pipe_or_error(e));
@@ -193,4 +262,93 @@ pub fn broken_pipe_or_error(e: io::Error) -> ExitStatus {
         render::error(&format!("cannot write the report: {e}"));
         ExitStatus::Error
     }
+}
+
+/// `diagnose` with no PATH: every place OpenHands products keep
+/// conversations, each said in the notes; the places found, and those of
+/// them that are SDK-layout stores (no meta.json by design).
+fn default_paths(
+    env: &crate::store::discover::Env,
+    summary: &mut Summary,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    use crate::store::discover::{looked, StoreKind};
+    let mut paths = Vec::new();
+    let mut sdk = Vec::new();
+    for l in looked(env) {
+        summary.notes.push(l.describe());
+        if l.found
+            .as_ref()
+            .is_some_and(|d| !d.conversations.is_empty())
+        {
+            if l.place.kind == StoreKind::Sdk {
+                sdk.push(l.place.path.clone());
+            }
+            paths.push(l.place.path);
+        }
+    }
+    (paths, sdk)
+}
+
+/// `--db` / `--events-store`, or with no PATH the app server's default
+/// persistence directory when it holds a database or an event copy.
+fn open_sources(
+    args: &DiagnoseArgs,
+    defaults: Option<&crate::store::discover::Env>,
+    summary: &mut Summary,
+) -> anyhow::Result<Option<crate::appserver::Sources>> {
+    use crate::appserver::{db::DbSpec, events_store::StoreSpec, Sources};
+    let mut db = args.db.clone();
+    let mut store = args.events_store.clone();
+    if let Some((dir, why)) = defaults.and_then(crate::store::discover::app_server_dir) {
+        let file = dir.join("openhands.db");
+        if db.is_none() && file.is_file() {
+            db = Some(DbSpec::Sqlite(file));
+        }
+        let copy = dir.join(crate::appserver::events_store::V1_DIR).is_dir()
+            || dir.join("v1").join("events").is_dir();
+        if store.is_none() && copy {
+            store = Some(StoreSpec::Fs(dir.clone()));
+        }
+        summary.notes.push(format!(
+            "looked in {} ({why}) for the app server's database and event copy: {}",
+            dir.display(),
+            match (&db, &store) {
+                (None, None) => "not there".to_string(),
+                (d, s) => [
+                    d.as_ref().map(|d| d.display()),
+                    s.as_ref().map(|s| s.display())
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", "),
+            }
+        ));
+    }
+    if db.is_none() && store.is_none() {
+        return Ok(None);
+    }
+    let src = Sources::open(db.as_ref(), store.as_ref())?;
+    summary.notes.extend(src.notes.iter().cloned());
+    Ok(Some(src))
+}
+
+/// A folder of an SDK-layout store found by `diagnose` with no PATH (the
+/// OpenHands CLI's): no agent-server lists it, by design, so no listing
+/// verdict and no `not-listed` finding.
+fn sdk_store(
+    mut r: Box<ConversationReport>,
+    sdk_roots: &[PathBuf],
+    list: &[PathBuf],
+    i: usize,
+) -> Box<ConversationReport> {
+    if list
+        .get(i)
+        .is_some_and(|d| sdk_roots.iter().any(|root| d.starts_with(root)))
+    {
+        r.listed = None;
+        r.findings
+            .retain(|f| f.check != crate::checks::not_listed::ID);
+    }
+    r
 }

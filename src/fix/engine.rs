@@ -648,6 +648,7 @@ fn empty_report() -> ConversationReport {
         redactor: Default::default(),
         tree: None,
         access_errors: Vec::new(),
+        appserver: None,
     }
 }
 

@@ -12,6 +12,9 @@ use walkdir::WalkDir;
 
 use super::conversation::is_conversation_dir;
 
+/// Where deleted conversations are moved to; never scanned.
+pub const TRASH: &str = ".trash";
+
 #[derive(Debug, Default)]
 pub struct Discovery {
     /// Conversation folders, sorted by path.
@@ -106,6 +109,14 @@ pub fn find(root: &Path) -> anyhow::Result<Discovery> {
         seen.dirs += 1;
         let name = entry.file_name().to_string_lossy();
         if name == ".convo-doctor" {
+            it.skip_current_dir();
+            continue;
+        }
+        if name == TRASH {
+            out.notes.push(format!(
+                "`{}` holds deleted conversations and was passed over",
+                entry.path().display()
+            ));
             it.skip_current_dir();
             continue;
         }
@@ -279,6 +290,212 @@ fn walk_reason(e: &walkdir::Error) -> String {
         Some(io) => super::fsread::io_reason(io),
         None => e.to_string(),
     }
+}
+
+// ---- where OpenHands products keep conversations (`diagnose` with no PATH)
+
+/// What kind of store a place is, by the product that writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreKind {
+    /// The SDK's own layout (the OpenHands CLI, SDK scripts): base_state.json
+    /// and events/, no meta.json by design, no agent-server listing.
+    Sdk,
+    /// An agent-server's conversations directory (meta.json in each folder).
+    AgentServer,
+}
+
+/// One place looked at.
+#[derive(Clone, Debug)]
+pub struct Place {
+    /// The product and why this place (`OpenHands CLI ($OPENHANDS_CONVERSATIONS_DIR)`).
+    pub what: String,
+    pub path: PathBuf,
+    pub kind: StoreKind,
+}
+
+/// A place and what was found there.
+#[derive(Debug)]
+pub struct Looked {
+    pub place: Place,
+    /// `None`: not there (or not a directory).
+    pub found: Option<Discovery>,
+}
+
+/// Reads an environment variable (unset or empty: `None`).
+pub type VarFn = Box<dyn Fn(&str) -> Option<String>>;
+
+/// The environment `looked` reads: variables, home, working directory and
+/// the temporary directory (given, so tests use a fake HOME).
+pub struct Env {
+    pub var: VarFn,
+    pub home: Option<PathBuf>,
+    pub cwd: PathBuf,
+    pub tmp: PathBuf,
+}
+
+impl Env {
+    pub fn here() -> Env {
+        Env {
+            var: Box::new(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            tmp: std::env::temp_dir(),
+        }
+    }
+}
+
+/// The places, environment variables first, then each product's default:
+/// the agent-server (`OH_CONVERSATIONS_PATH`, else `workspace/conversations`
+/// below its working directory), the OpenHands CLI
+/// (`OPENHANDS_CONVERSATIONS_DIR`, `$OPENHANDS_PERSISTENCE_DIR/conversations`,
+/// `~/.openhands/conversations`), Agent Canvas
+/// (`~/.openhands/agent-canvas/conversations`), and the agent-servers the
+/// app server starts as processes (`$TMPDIR/openhands-sandboxes/<sandbox>/
+/// workspace/conversations`).
+pub fn places(env: &Env) -> Vec<Place> {
+    let mut out = Vec::new();
+    let mut add = |what: String, path: PathBuf, kind: StoreKind| {
+        if !out.iter().any(|p: &Place| p.path == path) {
+            out.push(Place { what, path, kind });
+        }
+    };
+    let rel = |p: &str| {
+        let p = PathBuf::from(p);
+        if p.is_absolute() {
+            p
+        } else {
+            env.cwd.join(p)
+        }
+    };
+    if let Some(p) = (env.var)("OH_CONVERSATIONS_PATH") {
+        add(
+            "agent-server ($OH_CONVERSATIONS_PATH)".into(),
+            rel(&p),
+            StoreKind::AgentServer,
+        );
+    }
+    if let Some(p) = (env.var)("OPENHANDS_CONVERSATIONS_DIR") {
+        add(
+            "OpenHands CLI ($OPENHANDS_CONVERSATIONS_DIR)".into(),
+            rel(&p),
+            StoreKind::Sdk,
+        );
+    }
+    if let Some(p) = (env.var)("OPENHANDS_PERSISTENCE_DIR") {
+        add(
+            "OpenHands CLI ($OPENHANDS_PERSISTENCE_DIR/conversations)".into(),
+            rel(&p).join("conversations"),
+            StoreKind::Sdk,
+        );
+    }
+    if let Some(home) = &env.home {
+        let oh = home.join(".openhands");
+        add(
+            "OpenHands CLI (default)".into(),
+            oh.join("conversations"),
+            StoreKind::Sdk,
+        );
+        add(
+            "Agent Canvas (default)".into(),
+            oh.join("agent-canvas").join("conversations"),
+            StoreKind::AgentServer,
+        );
+    }
+    add(
+        "agent-server (default, relative to the working directory)".into(),
+        env.cwd.join("workspace").join("conversations"),
+        StoreKind::AgentServer,
+    );
+    let sandboxes = env.tmp.join("openhands-sandboxes");
+    if let Ok(rd) = std::fs::read_dir(&sandboxes) {
+        let mut dirs: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path().join("workspace").join("conversations"))
+            .collect();
+        dirs.sort();
+        for d in dirs {
+            add(
+                "agent-server of an app server process sandbox".into(),
+                d,
+                StoreKind::AgentServer,
+            );
+        }
+    }
+    out
+}
+
+/// Look at every place; a place that is not a directory is `found: None`.
+pub fn looked(env: &Env) -> Vec<Looked> {
+    places(env)
+        .into_iter()
+        .map(|place| {
+            let found = std::fs::metadata(&place.path)
+                .ok()
+                .filter(|m| m.is_dir())
+                .and_then(|_| find(&place.path).ok());
+            Looked { place, found }
+        })
+        .collect()
+}
+
+impl Looked {
+    /// One line for the report's notes: where, what it is, what was found.
+    pub fn describe(&self) -> String {
+        let p = &self.place;
+        match &self.found {
+            None => format!("looked in {} for {}: not there", p.path.display(), p.what),
+            Some(d) => {
+                let with_meta = d
+                    .conversations
+                    .iter()
+                    .filter(|c| c.join("meta.json").exists())
+                    .count();
+                let n = d.conversations.len();
+                let kind = match (p.kind, with_meta) {
+                    (StoreKind::Sdk, _) => {
+                        "an SDK-layout store: no meta.json by design".to_string()
+                    }
+                    (StoreKind::AgentServer, 0) if n > 0 => {
+                        "no folder has a meta.json: an SDK-layout store".to_string()
+                    }
+                    (StoreKind::AgentServer, m) => {
+                        format!("an agent-server store, {m} with meta.json")
+                    }
+                };
+                format!(
+                    "looked in {} for {}: {} ({kind})",
+                    p.path.display(),
+                    p.what,
+                    count(n, "conversation", "conversations")
+                )
+            }
+        }
+    }
+}
+
+/// The app server's persistence directory (`OH_PERSISTENCE_DIR`, else
+/// `FILE_STORE_PATH` when the file store is local, else `~/.openhands`):
+/// where its SQLite database and filesystem event copy are by default.
+pub fn app_server_dir(env: &Env) -> Option<(PathBuf, String)> {
+    if let Some(p) = (env.var)("OH_PERSISTENCE_DIR") {
+        return Some((PathBuf::from(p), "$OH_PERSISTENCE_DIR".into()));
+    }
+    let store = (env.var)("SHARED_EVENT_STORAGE_PROVIDER")
+        .or_else(|| (env.var)("FILE_STORE"))
+        .unwrap_or_default()
+        .to_lowercase();
+    if !matches!(store.as_str(), "aws" | "s3" | "gcp" | "google_cloud") {
+        if let Some(p) = (env.var)("FILE_STORE_PATH") {
+            return Some((PathBuf::from(p), "$FILE_STORE_PATH".into()));
+        }
+    }
+    env.home
+        .as_ref()
+        .map(|h| (h.join(".openhands"), "default".into()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,173 @@
+//! The app server's side read from real services, loaded by `.ci/services.sh`
+//! with the fixtures the real openhands-ai wrote (fixtures/appserver/): a
+//! PostgreSQL server (Debian's package) with the same rows, and an S3 API
+//! server (moto) with the bucket the real AwsEventService wrote. (No GCS
+//! emulator from PyPI speaks the XML API object_store lists with:
+//! docs/appserver.md.)
+//! Each test skips when its service is not running, and fails instead in CI
+//! (`CONVO_DOCTOR_CI=1`, set by .ci/run, which starts them all).
+
+#[path = "appserver_shared.rs"]
+mod shared;
+
+use shared::*;
+
+fn conversations() -> String {
+    fixture("conversations").display().to_string()
+}
+
+fn s3_env(endpoint: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ENDPOINT_URL", endpoint.to_string()),
+        ("AWS_ACCESS_KEY_ID", "fixture".into()),
+        ("AWS_SECRET_ACCESS_KEY", "fixture".into()),
+        ("AWS_REGION", "us-east-1".into()),
+    ]
+}
+
+fn with<'a>(envs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    envs.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+#[test]
+fn postgres_with_the_filesystem_copy() {
+    let Some(url) = service("CONVO_DOCTOR_PG_URL", "PostgreSQL") else {
+        return;
+    };
+    let store = fixture("persist").display().to_string();
+    let (code, doc, err) = diagnose_json(
+        &["--db", &url, "--events-store", &store, &conversations()],
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_expected(&doc, "fs");
+    assert_clean_part_clean(&doc);
+    assert!(doc["summary"]["notes"]
+        .to_string()
+        .contains("alembic revision 014"));
+}
+
+#[test]
+fn postgres_errors_never_show_the_password() {
+    let Some(url) = service("CONVO_DOCTOR_PG_URL", "PostgreSQL") else {
+        return;
+    };
+    // a database that does not exist, with a password in the URL
+    let bad = url
+        .replacen("postgres@", "postgres:hunter2@", 1)
+        .replace("/openhands", "/no_such_db");
+    let out = bin()
+        .args(["diagnose", "--db", &bad, "/tmp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no_such_db"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn sqlite_with_the_s3_copy() {
+    let Some(endpoint) = service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)") else {
+        return;
+    };
+    let db = format!("sqlite:{}", fixture("persist/openhands.db").display());
+    let env = s3_env(&endpoint);
+    let (code, doc, err) = diagnose_json(
+        &[
+            "--db",
+            &db,
+            "--events-store",
+            "s3://oh-events",
+            &conversations(),
+        ],
+        &with(&env),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_expected(&doc, "s3");
+    assert_clean_part_clean(&doc);
+}
+
+#[test]
+fn postgres_with_the_s3_copy() {
+    let (Some(url), Some(endpoint)) = (
+        service("CONVO_DOCTOR_PG_URL", "PostgreSQL"),
+        service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)"),
+    ) else {
+        return;
+    };
+    let env = s3_env(&endpoint);
+    let (code, doc, err) = diagnose_json(
+        &[
+            "--db",
+            &url,
+            "--events-store",
+            "s3://oh-events/users",
+            &conversations(),
+        ],
+        &with(&env),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_expected(&doc, "s3");
+}
+
+#[test]
+fn the_app_servers_s3_endpoint_variables_are_honoured() {
+    let Some(endpoint) = service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)") else {
+        return;
+    };
+    // AWS_S3_ENDPOINT + AWS_S3_SECURE=false, as the app server's injector reads them
+    let host = endpoint.trim_start_matches("http://").to_string();
+    let (code, doc, err) = diagnose_json(
+        &["--events-store", "s3://oh-events", "--allow-empty"],
+        &[
+            ("AWS_S3_ENDPOINT", host.as_str()),
+            ("AWS_S3_SECURE", "false"),
+            ("AWS_ACCESS_KEY_ID", "fixture"),
+            ("AWS_SECRET_ACCESS_KEY", "fixture"),
+            ("HOME", "/nonexistent"),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(app_findings(&doc)
+        .values()
+        .flatten()
+        .any(|c| c == "s3-listing-limit"));
+}
+
+#[test]
+fn a_bucket_of_thousands_is_listed_page_by_page_and_sharded() {
+    let Some(endpoint) = service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)") else {
+        return;
+    };
+    // .ci/services.sh loads `oh-scale` with this many copies: three listing pages
+    let n: usize = std::env::var("CONVO_DOCTOR_S3_SCALE")
+        .expect("CONVO_DOCTOR_S3_SCALE")
+        .parse()
+        .unwrap();
+    let env = s3_env(&endpoint);
+    let count = |extra: &[&str]| -> std::collections::BTreeSet<String> {
+        let mut args = vec!["--events-store", "s3://oh-scale", "--allow-empty"];
+        args.extend(extra);
+        let mut e = with(&env);
+        e.push(("HOME", "/nonexistent"));
+        let (code, doc, err) = diagnose_json(&args, &e);
+        assert_eq!(code, 0, "{err}");
+        doc["conversations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = count(&[]);
+    assert_eq!(all.len(), n);
+    let mut union = std::collections::BTreeSet::new();
+    let mut sum = 0;
+    for k in 0..3 {
+        let part = count(&["--shard", &format!("{k}/3")]);
+        sum += part.len();
+        union.extend(part);
+    }
+    assert_eq!((sum, union), (n, all));
+}
