@@ -77,11 +77,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     use crate::edit::{Action, Safety};
     use crate::store::ParentRef;
     let files = &ctx.conv.events.files;
-    let read = |pos: usize| {
-        crate::store::fsread::read_regular(&ctx.conv.dir.join("events").join(&files[pos].name))
-            .ok()
-            .map(|(b, _)| b)
-    };
+    let read = |pos: usize| ctx.conv.bytes(&format!("events/{}", files[pos].name));
     // ids something names as its parent (events, and the HEAD)
     let mut named: std::collections::HashSet<&str> = files
         .iter()
@@ -108,6 +104,19 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             crate::store::event::is_canonical_name(&files[p].name, idx, &files[p].name_id)
         });
         let kept = match ctx.index.by_idx.get(idx as usize) {
+            // the index keeps a file under another spelling whose path the
+            // SDK cannot open: the canonical one is the real event (the one
+            // whose id the others name)
+            Some(&k)
+                if canonical.is_some()
+                    && !crate::store::event::is_canonical_name(
+                        &files[k].name,
+                        idx,
+                        &files[k].name_id,
+                    ) =>
+            {
+                canonical.unwrap_or(k)
+            }
             Some(&k) => {
                 let read_by_sdk = &ctx.reader.content(idx as usize).name;
                 positions

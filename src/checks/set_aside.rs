@@ -66,11 +66,14 @@ fn plain_timestamp(s: &str) -> bool {
         )
 }
 
-/// Every tool call some readable event of the log answers.
-fn answered<'a>(ctx: &Ctx<'a>) -> (HashSet<&'a str>, HashSet<&'a str>) {
+/// Every tool call some other event of the log answers (parsed, readable
+/// or not: a result set aside in the same pass still answers its call).
+fn answered<'a>(ctx: &Ctx<'a>, except: usize) -> (HashSet<&'a str>, HashSet<&'a str>) {
     let (mut calls, mut actions) = (HashSet::new(), HashSet::new());
-    for i in 0..ctx.reader.len() {
-        let Ok(r) = ctx.reader.read(i) else { continue };
+    for i in (0..ctx.reader.len()).filter(|&i| i != except) {
+        let Some(r) = ctx.reader.record(i) else {
+            continue;
+        };
         if matches!(
             r.kind.as_str(),
             "ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation"
@@ -86,10 +89,10 @@ fn answered<'a>(ctx: &Ctx<'a>) -> (HashSet<&'a str>, HashSet<&'a str>) {
     (calls, actions)
 }
 
-/// The ActionEvent at `idx`'s tool name, read from its file.
+/// The ActionEvent at `idx`'s tool name, read from its file (as this pass
+/// sees it).
 fn tool_name(ctx: &Ctx, idx: usize) -> Option<String> {
-    let path = ctx.conv.dir.join(ctx.event_path(idx));
-    let (bytes, _) = crate::store::fsread::read_regular(&path).ok()?;
+    let bytes = ctx.conv.bytes(&ctx.event_path(idx))?;
     let v: Value = serde_json::from_slice(&bytes).ok()?;
     v.get("tool_name")?.as_str().map(String::from)
 }
@@ -98,7 +101,6 @@ fn tool_name(ctx: &Ctx, idx: usize) -> Option<String> {
 /// reason of `class`.
 pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
     let n = ctx.reader.len();
-    let mut answers: Option<(HashSet<&str>, HashSet<&str>)> = None;
     // the action each open tool call id belongs to (readable ActionEvents)
     let mut actions: Option<std::collections::HashMap<&str, usize>> = None;
     for i in 0..n {
@@ -116,8 +118,10 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
         // file still names whole.
         let salvaged = match &file.record {
             Ok(_) => Default::default(),
-            Err(_) => crate::store::fsread::read_regular(&ctx.conv.dir.join(&rel))
-                .map(|(b, _)| salvage::top_level_strings(&b))
+            Err(_) => ctx
+                .conv
+                .bytes(&rel)
+                .map(|b| salvage::top_level_strings(&b))
                 .unwrap_or_default(),
         };
         let rec = file.record.as_ref().ok();
@@ -161,46 +165,58 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             .or_else(neighbour_ts)
             .unwrap_or_else(|| "1970-01-01T00:00:00".to_string());
         // The tool call its result would have answered: its own
-        // `tool_call_id` when it names an open call, else (nothing known of
-        // it) the open call of the action right before it.
-        let (calls, by_action) = answers.get_or_insert_with(|| answered(ctx));
+        // `tool_call_id` when an action before it made that call (it was
+        // the answer: the placeholder answers in its place, whatever else
+        // answers elsewhere); nothing known of it, the call the event right
+        // before it made, when no other event answers it. Actions are
+        // recognised parsed, readable or not (one may be repaired in the
+        // same pass).
         let acts = actions.get_or_insert_with(|| {
             (0..n)
                 .filter_map(|j| {
-                    let r = ctx.reader.read(j).ok()?;
+                    let r = ctx.reader.record(j)?;
                     (r.kind == "ActionEvent")
                         .then(|| r.tool_call_id.as_deref().map(|tc| (tc, j)))
                         .flatten()
                 })
                 .collect()
         });
-        let open = |tc: &str, action: usize| {
-            !calls.contains(tc) && !by_action.contains(ctx.reader.id(action))
-        };
         let kind = known("kind");
         let result_kind = matches!(
             kind.as_deref(),
             Some("ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation") | None
         );
+        // an action that is itself set aside leaves no call to answer
+        let stays = |a: usize| match ctx.reader.read(a) {
+            Ok(_) => true,
+            Err(e) => class_of(&e).is_none(),
+        };
         let call = match known("tool_call_id") {
-            Some(tc) => acts
+            Some(tc) if result_kind => acts
                 .get(tc.as_str())
-                .filter(|&&a| a < i && open(&tc, a))
+                .filter(|&&a| a < i && stays(a))
                 .and_then(|&a| tool_name(ctx, a))
                 .map(|tool_name| ToolCall {
                     tool_name,
                     tool_call_id: tc.clone(),
                 }),
-            None if result_kind => before
-                .filter(|&j| ctx.reader.read(j).is_ok_and(|r| r.kind == "ActionEvent"))
-                .and_then(|j| {
-                    let tc = ctx.reader.read(j).ok()?.tool_call_id.clone()?;
-                    open(&tc, j).then_some(())?;
-                    Some(ToolCall {
-                        tool_name: tool_name(ctx, j)?,
-                        tool_call_id: tc,
+            Some(_) => None,
+            None if result_kind && i > 0 => {
+                let (calls, by_action) = answered(ctx, i);
+                ctx.reader
+                    .record(i - 1)
+                    .filter(|r| r.kind == "ActionEvent" && stays(i - 1))
+                    .and_then(|r| {
+                        let tc = r.tool_call_id.clone()?;
+                        let open = !calls.contains(tc.as_str())
+                            && !by_action.contains(ctx.reader.id(i - 1));
+                        open.then_some(())?;
+                        Some(ToolCall {
+                            tool_name: tool_name(ctx, i - 1)?,
+                            tool_call_id: tc,
+                        })
                     })
-                }),
+            }
             None => None,
         };
         let why = super::describe_read_error(&err, ctx);

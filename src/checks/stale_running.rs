@@ -193,10 +193,10 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     if answered {
         return;
     }
-    let path = ctx.conv.dir.join(ctx.event_path(first));
-    let Some(tool_name) = crate::store::fsread::read_regular(&path)
-        .ok()
-        .and_then(|(b, _)| serde_json::from_slice::<Value>(&b).ok())
+    let Some(tool_name) = ctx
+        .conv
+        .bytes(&ctx.event_path(first))
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .and_then(|v| v.get("tool_name").and_then(Value::as_str).map(String::from))
     else {
         p.leave(

@@ -112,6 +112,28 @@ pub struct Conversation {
     /// folder may be fine for its owner, so these are errors of the scan,
     /// and the findings describe a folder that was not wholly read.
     pub access_errors: Vec<String>,
+    /// The planned contents it was read with (a repair's later passes):
+    /// [`Conversation::bytes`] reads through it.
+    pub overlay: Overlay,
+}
+
+impl Conversation {
+    /// The bytes of `rel` (relative to the folder) as this reading sees
+    /// them: a repair's planned contents first, a renamed file's source, no
+    /// file for one taken out; otherwise what is on disk (a regular file, no
+    /// link followed, bounded). Planners read through it, so every guard sees
+    /// the state of the pass that plans.
+    pub fn bytes(&self, rel: &str) -> Option<Vec<u8>> {
+        if let Some(b) = self.overlay.files.get(rel) {
+            return Some(b.clone());
+        }
+        if self.overlay.gone.contains(rel) && !self.overlay.renamed.contains_key(rel) {
+            return None;
+        }
+        super::fsread::read_regular(&self.dir.join(self.overlay.source(rel)))
+            .ok()
+            .map(|(b, _)| b)
+    }
 }
 
 /// Whether another process holds the SDK's event-log lock right now. Opens
@@ -349,6 +371,7 @@ impl Conversation {
             entries,
             changed_during_read,
             access_errors: access,
+            overlay: overlay.clone(),
         }
     }
 }
