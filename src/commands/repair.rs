@@ -204,7 +204,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
         unsafe_pending |= plan.unsafe_pending();
         if ok {
-            files += plan.edits.len() + plan.moves.len() + plan.creates.len();
+            files += plan.changed_files();
             conversations += 1;
         }
         let remaining: &[crate::checks::Finding] = if ok {
@@ -332,6 +332,12 @@ fn human(
 pub fn undo(args: &UndoArgs) -> ExitStatus {
     if args.prune {
         return super::undo_list::prune(args).unwrap_or_else(|e| {
+            render::fail(&e);
+            ExitStatus::Error
+        });
+    }
+    if args.dry_run {
+        return super::undo_list::dry_run(args).unwrap_or_else(|e| {
             render::fail(&e);
             ExitStatus::Error
         });

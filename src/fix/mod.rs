@@ -113,6 +113,23 @@ impl Plan {
             && (!self.edits.is_empty() || !self.moves.is_empty() || !self.creates.is_empty())
     }
 
+    /// How many files of the conversation the plan changes: each original
+    /// file once (edited, renamed, or both, or taken out), and each new
+    /// file; as many as the run's manifest holds for the conversation and
+    /// `undo --list` counts (the SDK lock file a run creates to take it is
+    /// not a file of the conversation, and counted by neither).
+    pub fn changed_files(&self) -> usize {
+        let mut originals: Vec<&str> = self
+            .edits
+            .iter()
+            .map(|e| e.rel.as_str())
+            .chain(self.moves.iter().map(|m| m.rel.as_str()))
+            .collect();
+        originals.sort_unstable();
+        originals.dedup();
+        originals.len() + self.creates.len()
+    }
+
     /// Unsafe repairs left out because `--unsafe-fixes` was not given.
     pub fn unsafe_pending(&self) -> bool {
         self.left.iter().any(|l| l.needs_unsafe)

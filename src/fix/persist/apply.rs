@@ -6,9 +6,9 @@ use std::time::SystemTime;
 
 use rustix::fs::{self as rfs, AtFlags, FileType};
 
+use super::decide::EVENT_LOCK;
 use super::fsio::*;
 use super::locks::*;
-use super::undo::EVENT_LOCK;
 use super::{crash_point, sha256, utc, ManifestEntry, Run};
 use crate::fix::Plan;
 use crate::store::conversation::REPAIR_JOURNAL;

@@ -56,6 +56,51 @@ pub(super) fn open_dir_path(path: &Path) -> io::Result<OwnedFd> {
     })
 }
 
+/// Open the directory at the absolute `path` from `/`, one component at a
+/// time, each with `O_NOFOLLOW|O_DIRECTORY` relative to the one before: no
+/// link anywhere on the way is followed (not only in the last component),
+/// and `visit` sees each directory as opened (its path and `fstat`), so an
+/// ownership check is made on what was opened, never on a path looked up
+/// again. A `.` or `..` component is refused.
+pub(crate) fn walk_nofollow(
+    path: &Path,
+    mut visit: impl FnMut(&Path, &Stat) -> Result<(), String>,
+) -> Result<OwnedFd, String> {
+    use std::path::Component;
+    if !path.is_absolute() {
+        return Err(format!("`{}` is not an absolute path", path.display()));
+    }
+    let mut here =
+        rfs::openat(rfs::CWD, "/", DIR_FLAGS, Mode::empty()).map_err(|e| e.to_string())?;
+    let mut at = std::path::PathBuf::from("/");
+    let st = rfs::fstat(&here).map_err(|e| e.to_string())?;
+    visit(&at, &st)?;
+    for c in path.components() {
+        match c {
+            Component::RootDir => {}
+            Component::Normal(name) => {
+                at.push(name);
+                here = rfs::openat(&here, name, DIR_FLAGS, Mode::empty()).map_err(|e| {
+                    if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+                        format!("`{}` is a symbolic link or not a directory", at.display())
+                    } else {
+                        format!("`{}`: {}", at.display(), errno(e))
+                    }
+                })?;
+                let st = rfs::fstat(&here).map_err(|e| e.to_string())?;
+                visit(&at, &st)?;
+            }
+            _ => return Err(format!("`{}` has a `.` or `..` component", path.display())),
+        }
+    }
+    Ok(here)
+}
+
+/// [`walk_nofollow`] without a check on the way.
+pub(super) fn open_dir_nofollow(path: &Path) -> Result<OwnedFd, String> {
+    walk_nofollow(path, |_, _| Ok(()))
+}
+
 /// Split a relative path into checked components: no empty, `.` or `..`
 /// component, not absolute.
 pub(super) fn components(rel: &str) -> Result<Vec<&str>, String> {
@@ -106,6 +151,9 @@ pub(super) fn read_at<Fd: AsFd>(dir: Fd, name: &str) -> io::Result<(Vec<u8>, Sta
         )));
     }
     let limit = crate::store::fsread::READ_LIMIT;
+    if st.st_size as u64 > limit {
+        return Err(io::Error::other("it is over the read limit"));
+    }
     let mut buf = Vec::new();
     File::from(fd).take(limit + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 > limit {

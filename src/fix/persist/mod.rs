@@ -17,7 +17,9 @@
 
 mod apply;
 mod backup;
+mod decide;
 mod fsio;
+mod listing;
 mod locks;
 mod undo;
 
@@ -31,9 +33,11 @@ pub use crate::clock::utc;
 
 pub use apply::apply;
 pub use backup::{load_run, open_backup_root, Run, RunDir};
+pub use decide::{assess, decide, is_count_marker, summarize, Assessment, Decision, Step};
 pub use fsio::{write_atomic, Owner};
+pub use listing::{list_runs, report_run, Listing, RunReport};
 pub use locks::{lock_conversation, Locks};
-pub use undo::{is_count_marker, undo, Restored};
+pub use undo::{undo, Restored};
 
 pub fn sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -185,9 +189,9 @@ fn crash_point(point: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::decide::repairable_file;
     use super::fsio::*;
     use super::locks::*;
-    use super::undo::repairable_file;
     use super::*;
     use std::fs;
     use std::os::unix::fs::PermissionsExt;

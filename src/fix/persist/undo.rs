@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode};
 
 use super::backup::*;
+use super::decide::*;
 use super::fsio::*;
 use super::locks::*;
 use super::{is_temp_of, run_pid, sha256, Manifest, ManifestEntry};
@@ -19,9 +20,6 @@ pub enum Restored {
     AlreadyOriginal,
     Refused(String),
 }
-
-/// The SDK's lock file, which a repair creates when a folder has none.
-pub(super) const EVENT_LOCK: &str = "events/.eventlog.lock";
 
 /// Restore every file of a run whose bytes are still what the repair wrote.
 pub fn undo(run: &RunDir, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)> {
@@ -115,50 +113,6 @@ pub(super) fn remove_created_lock(e: &ManifestEntry) -> Restored {
     }
 }
 
-/// A file a repair may have written: `base_state.json`, `meta.json`, or an
-/// event file named by the SDK's rule directly in `events/`.
-pub(super) fn repairable_file(rel: &str) -> bool {
-    match rel.split_once('/') {
-        None => rel == "meta.json" || rel == "base_state.json",
-        Some(("events", name)) => {
-            !name.contains('/')
-                && (crate::store::event::parse_event_name(name, true).is_some()
-                    || is_count_marker(name)
-                    || name == ".eventlog.lock")
-        }
-        _ => false,
-    }
-}
-
-pub use crate::store::event::is_count_marker;
-
-/// The conversation folder a manifest entry names, opened: it must still be
-/// at the path recorded (no link, not moved) and be the same folder (device
-/// and inode) as at repair time.
-pub(super) fn open_repaired_conversation(e: &ManifestEntry) -> Result<OwnedFd, String> {
-    if !e.conversation.is_absolute()
-        || std::fs::canonicalize(&e.conversation).ok().as_deref() != Some(e.conversation.as_path())
-    {
-        return Err(
-            "the conversation folder is no longer at the path recorded (a link or a moved folder on the way)".into(),
-        );
-    }
-    let conv = open_dir_path(&e.conversation)
-        .map_err(|err| format!("cannot open the conversation folder: {err}"))?;
-    if let (Some(dev), Some(ino)) = (e.conversation_dev, e.conversation_ino) {
-        match rfs::fstat(&conv) {
-            Ok(st) if (st.st_dev, st.st_ino) == (dev, ino) => {}
-            _ => {
-                return Err(
-                    "the folder at that path is not the one that was repaired (it was replaced)"
-                        .into(),
-                )
-            }
-        }
-    }
-    Ok(conv)
-}
-
 /// After `undo` restored every file of a conversation: remove the journal
 /// the run left there if it was interrupted (only a regular, single-link
 /// file naming this run), and the temp files its killed process left
@@ -218,14 +172,8 @@ pub(super) fn clear_interrupted(e: &ManifestEntry, run_id: &str) {
 
 pub(super) fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
     let refuse = |why: String| Restored::Refused(why);
-    if components(&e.file).is_err() || !repairable_file(&e.file) {
-        return refuse("the manifest names a file a repair never writes".into());
-    }
-    if let Some(to) = &e.renamed_to {
-        let same_dir = e.file.rsplit_once('/').map(|p| p.0) == to.rsplit_once('/').map(|p| p.0);
-        if components(to).is_err() || !repairable_file(to) || !same_dir || e.quarantined {
-            return refuse("the manifest names a rename a repair never makes".into());
-        }
+    if let Err(why) = sane(e) {
+        return refuse(why);
     }
     let conv = match open_repaired_conversation(e) {
         Ok(fd) => fd,
@@ -247,120 +195,103 @@ pub(super) fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
     if crate::checks::live_lease::is_live(&e.conversation) {
         return refuse("a server holds the conversation (owner_lease.json is live)".into());
     }
-    let (dir, name) = match open_parent(&conv, &e.file) {
-        Ok(x) => x,
-        Err(err) => return refuse(format!("cannot open its folder: {err}")),
-    };
-    if e.quarantined {
-        return restore_quarantined(run, e, &dir, &name);
+    // decided again under the locks, then done
+    match decide_at(run, e, &conv) {
+        Decision::Original => Restored::AlreadyOriginal,
+        Decision::Refuse(why) => refuse(why),
+        Decision::Restore(step) => match act(run, e, &conv, step) {
+            Ok(()) => Restored::Restored,
+            Err(why) => refuse(why),
+        },
     }
-    if e.created {
-        return match read_at(&dir, &name) {
-            Err(_) if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_err() => {
-                Restored::AlreadyOriginal
-            }
-            Ok((b, st)) if sha256(&b) == e.sha256_after && st.st_nlink == 1 => {
-                match rfs::unlinkat(&dir, name.as_str(), AtFlags::empty())
-                    .and_then(|_| rfs::fsync(&dir))
-                {
-                    Ok(()) => Restored::Restored,
-                    Err(err) => refuse(format!("cannot remove the file the repair created: {err}")),
+}
+
+/// Make one [`Step`] that [`decide_at`] chose under the locks: every write
+/// goes through the conversation's descriptor, never replaces a file it did
+/// not decide on, and is read back.
+fn act(run: &RunDir, e: &ManifestEntry, conv: &OwnedFd, step: Step) -> Result<(), String> {
+    let (dir, name) =
+        open_parent(conv, &e.file).map_err(|err| format!("cannot open its folder: {err}"))?;
+    let backup = || -> Result<Vec<u8>, String> {
+        match read_backup(run, &e.backup) {
+            Ok(b) if sha256(&b) == e.sha256_before => {
+                // what undo prints passes through the run's redactor: teach
+                // it the secrets of the file being restored
+                if let Ok(v) = serde_json::from_slice(&b) {
+                    crate::secrets::Redactor::default().learn(&v);
                 }
+                Ok(b)
             }
-            _ => refuse("the file the repair created changed since; it is left".into()),
-        };
-    }
-    if let Some(to) = &e.renamed_to {
-        let to_name = to.rsplit('/').next().unwrap_or(to).to_string();
-        let at_new = read_at(&dir, &to_name);
-        let at_old = read_at(&dir, &name);
-        match (at_new, at_old) {
-            (Err(_), Ok((b, _))) if sha256(&b) == e.sha256_before => {
-                return Restored::AlreadyOriginal
-            }
-            // not renamed yet (a repair cut short): restore its bytes below
-            (Err(_), Ok(_)) => {}
-            (Ok(_), Ok(_)) => {
-                return refuse(format!(
-                    "both {} and its new name {to} exist; restoring would replace one",
-                    e.file
-                ))
-            }
-            (Ok((b, st)), Err(_)) => {
-                if st.st_nlink != 1 {
-                    return refuse(format!("{to} has {} hard links", st.st_nlink));
-                }
-                if sha256(&b) != e.sha256_after {
-                    return refuse(format!(
-                        "{to} changed since the repair; restoring would lose those changes"
-                    ));
-                }
-                if let Err(err) = rfs::renameat_with(
-                    &dir,
-                    to_name.as_str(),
-                    &dir,
-                    name.as_str(),
-                    rfs::RenameFlags::NOREPLACE,
-                ) {
-                    return refuse(format!("cannot rename {to} back: {err}"));
-                }
-                if let Err(err) = rfs::fsync(&dir) {
-                    return refuse(format!("cannot sync the folder: {err}"));
-                }
-            }
-            (Err(err), _) => return refuse(format!("cannot read {to}: {err}")),
+            Ok(_) => Err("the backup copy does not match its checksum".into()),
+            Err(err) => Err(format!("cannot read the backup: {err}")),
         }
-    }
-    let (now, st) = match read_at(&dir, &name) {
-        Ok(x) => x,
-        Err(err) => return refuse(format!("cannot read it: {err}")),
     };
-    let now_sha = sha256(&now);
-    if now_sha == e.sha256_before {
-        return if e.renamed_to.is_some() {
-            Restored::Restored
-        } else {
-            Restored::AlreadyOriginal
+    let rewrite = |dir: &OwnedFd| -> Result<(), String> {
+        let bytes = backup()?;
+        let (_, st) = read_at(dir, &name).map_err(|err| format!("cannot read it: {err}"))?;
+        let owner = Owner {
+            uid: e.uid.unwrap_or(st.st_uid),
+            gid: e.gid.unwrap_or(st.st_gid),
+            mode: e.mode & 0o7777,
         };
-    }
-    if st.st_nlink != 1 {
-        return refuse(format!(
-            "it has {} hard links; refusing to replace one of them",
-            st.st_nlink
-        ));
-    }
-    if now_sha != e.sha256_after {
-        return refuse("it changed since the repair; restoring would lose those changes".into());
-    }
-    let backup = match read_backup(run, &e.backup) {
-        Ok(b) if sha256(&b) == e.sha256_before => {
-            // what undo prints passes through the run's redactor: teach it
-            // the secrets of the file being restored
-            if let Ok(v) = serde_json::from_slice(&b) {
-                crate::secrets::Redactor::default().learn(&v);
+        put_back(dir, &name, &bytes, owner, e)
+    };
+    match step {
+        Step::Rewrite => rewrite(&dir)?,
+        Step::RenameBack { rewrite: also } => {
+            let to = e.renamed_to.as_deref().unwrap_or_default();
+            let to_name = to.rsplit('/').next().unwrap_or(to);
+            rfs::renameat_with(
+                &dir,
+                to_name,
+                &dir,
+                name.as_str(),
+                rfs::RenameFlags::NOREPLACE,
+            )
+            .map_err(|err| format!("cannot rename {to} back: {err}"))?;
+            rfs::fsync(&dir).map_err(|err| format!("cannot sync the folder: {err}"))?;
+            if also {
+                rewrite(&dir)?;
             }
-            b
         }
-        Ok(_) => return refuse("the backup copy does not match its checksum".into()),
-        Err(err) => return refuse(format!("cannot read the backup: {err}")),
-    };
-    let owner = Owner {
-        uid: e.uid.unwrap_or(st.st_uid),
-        gid: e.gid.unwrap_or(st.st_gid),
-        mode: e.mode & 0o7777,
-    };
-    if let Err(err) = write_at(&dir, &name, &backup, Some(owner), false) {
-        return refuse(format!("cannot write it: {err}"));
+        Step::BringBack => {
+            let bytes = backup()?;
+            let owner = Owner {
+                uid: e.uid.unwrap_or(euid()),
+                gid: e.gid.unwrap_or(rustix::process::getegid().as_raw()),
+                mode: e.mode & 0o7777,
+            };
+            put_back(&dir, &name, &bytes, owner, e)?;
+        }
+        Step::Remove => {
+            rfs::unlinkat(&dir, name.as_str(), AtFlags::empty())
+                .and_then(|_| rfs::fsync(&dir))
+                .map_err(|err| format!("cannot remove the file the repair created: {err}"))?;
+        }
+        // the lock is removed by `undo` itself, after every other file
+        Step::RemoveLock => return Ok(()),
     }
-    match read_at(&dir, &name) {
-        Ok((b, st)) if sha256(&b) == e.sha256_before && Owner::of(&st) == owner => {}
-        _ => return refuse("it does not hold the original bytes and owner after restoring".into()),
-    }
-    restore_mtime(&dir, &name, e);
     let parts: Vec<&str> = e.file.split('/').collect();
-    match still_at(&dir, &e.conversation, &parts[..parts.len() - 1]) {
-        Ok(()) => Restored::Restored,
-        Err(why) => refuse(why),
+    still_at(&dir, &e.conversation, &parts[..parts.len() - 1])
+}
+
+/// Write `bytes` as `name` with `owner` (atomically, through `dir`), read
+/// it back, and give it the original's modification time.
+fn put_back(
+    dir: &OwnedFd,
+    name: &str,
+    bytes: &[u8],
+    owner: Owner,
+    e: &ManifestEntry,
+) -> Result<(), String> {
+    write_at(dir, name, bytes, Some(owner), false)
+        .map_err(|err| format!("cannot write it: {err}"))?;
+    match read_at(dir, name) {
+        Ok((b, st)) if sha256(&b) == e.sha256_before && Owner::of(&st) == owner => {
+            restore_mtime(dir, name, e);
+            Ok(())
+        }
+        _ => Err("it does not hold the original bytes and owner after restoring".into()),
     }
 }
 
@@ -379,46 +310,5 @@ pub(super) fn restore_mtime(dir: &OwnedFd, name: &str, e: &ManifestEntry) {
             },
         };
         let _ = rfs::utimensat(dir, name, &times, AtFlags::SYMLINK_NOFOLLOW);
-    }
-}
-
-/// Put a quarantined file back from the backup, under its original name,
-/// owner, group and mode, never replacing a file.
-pub(super) fn restore_quarantined(
-    run: &RunDir,
-    e: &ManifestEntry,
-    dir: &OwnedFd,
-    name: &str,
-) -> Restored {
-    let refuse = |why: String| Restored::Refused(why);
-    match read_at(dir, name) {
-        Ok((b, _)) if sha256(&b) == e.sha256_before => return Restored::AlreadyOriginal,
-        Ok(_) => {
-            return refuse("a different file now has its name; restoring would replace it".into())
-        }
-        Err(_) if rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok() => {
-            return refuse("something that is not a regular file now has its name".into())
-        }
-        Err(_) => {}
-    }
-    let backup = match read_backup(run, &e.backup) {
-        Ok(b) if sha256(&b) == e.sha256_before => b,
-        Ok(_) => return refuse("the backup copy does not match its checksum".into()),
-        Err(err) => return refuse(format!("cannot read the backup: {err}")),
-    };
-    let owner = Owner {
-        uid: e.uid.unwrap_or(euid()),
-        gid: e.gid.unwrap_or(rustix::process::getegid().as_raw()),
-        mode: e.mode & 0o7777,
-    };
-    if let Err(err) = write_at(dir, name, &backup, Some(owner), false) {
-        return refuse(format!("cannot write it: {err}"));
-    }
-    match read_at(dir, name) {
-        Ok((b, st)) if sha256(&b) == e.sha256_before && Owner::of(&st) == owner => {
-            restore_mtime(dir, name, e);
-            Restored::Restored
-        }
-        _ => refuse("it does not hold the original bytes and owner after restoring".into()),
     }
 }
