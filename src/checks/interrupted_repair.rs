@@ -67,11 +67,18 @@ Repair
         };
         let run = field("run_id").filter(|id| crate::fix::persist::valid_run_id(id));
         let dir = field("backup_dir").filter(|d| !d.is_empty() && d.len() <= 4096);
+        // The journal is the folder owner's to write: its backup folder goes
+        // into a command only once it is vouched for (a backup folder undo
+        // trusts, holding that run, which repaired this very folder), and
+        // only when no redaction touches the command (a printed command is
+        // never changed after it is quoted).
         let how = match (&run, &dir) {
-            (Some(run), Some(dir)) => format!(
-                "`{}` puts every file back as it was before that run",
-                crate::text::undo_command(run, Some(&ctx.redactor.redact(dir)))
-            ),
+            (Some(run), Some(dir)) => match vouched_command(ctx, run, dir) {
+                Some(cmd) => format!("`{cmd}` puts every file back as it was before that run"),
+                None => format!(
+                    "`convo-doctor undo --backup-dir DIR {run}`, with DIR the backup folder that run used, puts every file back as it was (the folder the journal names is not printed: it is not a backup folder undo trusts here that holds this run of this conversation; `convo-doctor undo --list --backup-dir DIR` shows the runs of a folder)"
+                ),
+            },
             (Some(run), None) => format!(
                 "`convo-doctor undo {run}` (with the --backup-dir that run used) puts every file back as it was"
             ),
@@ -91,4 +98,28 @@ Repair
             ),
         ));
     }
+}
+
+/// The `undo` command for `run` with the journal's backup folder `dir`, if
+/// `dir` is vouched for: a backup folder `undo` would trust (the invoking
+/// user's, private, no link on the way) holding run `run`, whose manifest
+/// names this very conversation folder (device and inode), and the command
+/// is one no redaction changes.
+fn vouched_command(ctx: &Ctx, run: &str, dir: &str) -> Option<String> {
+    if !std::path::Path::new(dir).is_absolute() {
+        return None;
+    }
+    let st = rustix::fs::stat(&ctx.conv.dir).ok()?;
+    if !crate::fix::persist::run_repaired(std::path::Path::new(dir), run, (st.st_dev, st.st_ino)) {
+        return None;
+    }
+    let default = crate::fix::persist::default_backup_root().ok();
+    let shown = (default.as_deref() != Some(std::path::Path::new(dir))).then_some(dir);
+    let cmd = crate::text::undo_command(run, shown);
+    let untouched = |s: &str| {
+        ctx.redactor.redact(s) == s
+            && crate::secrets::redact_all(s) == s
+            && crate::render::sanitize(s) == s
+    };
+    untouched(&cmd).then_some(cmd)
 }

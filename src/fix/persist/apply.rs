@@ -276,7 +276,8 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     if journaled {
         let journal = serde_json::json!({
             "run_id": run.id,
-            "backup_dir": run.dir.parent().unwrap_or(&run.dir),
+            "backup_dir": std::path::absolute(run.dir.parent().unwrap_or(&run.dir))
+                .unwrap_or_else(|_| run.dir.clone()),
             "tool": run.manifest.tool,
             "started": utc(SystemTime::now()).0,
             "changes": staged.len() + moves.len() + creates.len(),

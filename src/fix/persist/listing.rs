@@ -135,3 +135,16 @@ pub fn list_runs(root: &Path) -> Result<Option<Listing>, String> {
     }
     Ok(Some(out))
 }
+
+/// Whether `root` is a backup folder `undo` would trust, holding run
+/// `run_id` (a run `undo` would trust) that changed the conversation folder
+/// with this device and inode: what a command printed from a journal in
+/// that folder may name.
+pub fn run_repaired(root: &Path, run_id: &str, conversation: (u64, u64)) -> bool {
+    let Ok((_, m)) = load_run(root, run_id) else {
+        return false;
+    };
+    m.files.iter().any(|e| {
+        (e.conversation_dev, e.conversation_ino) == (Some(conversation.0), Some(conversation.1))
+    })
+}

@@ -1,0 +1,282 @@
+//! Issue 19, "safe as root, round 3": one test (or more) per attack of the
+//! issue, each run as root with uid 65534 (`nobody`) as the attacker where
+//! the attack needs a second user (they print `SKIP` otherwise), each
+//! failing on the code before the fix. Attack 7 is in tests/root_sdk_live.sh
+//! (it needs the real SDK), attack 8 in tests/markdown_autolinks.rs, attack 9
+//! in bench/plan.py.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{chmod, fixture_copy, repair, run, s, NOBODY};
+use serde_json::{json, Value};
+
+#[allow(dead_code)] // used by the tests of attacks 1, 2, 5 and 6
+fn is_root(test: &str) -> bool {
+    let root = rustix::process::geteuid().is_root();
+    if !root {
+        common::skip(test, "needs root to make files owned by another uid");
+    }
+    root
+}
+
+fn chown_tree(dir: &Path, uid: u32) {
+    for e in walkdir::WalkDir::new(dir) {
+        let e = e.unwrap();
+        std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap();
+    }
+}
+
+/// Run the binary (under `prlimit --as` when `mem` is given, so memory that
+/// grows without bound ends the process instead of the machine), killing it
+/// after a minute: (exit code or None if killed, stdout, stderr).
+fn run_bounded(args: &[&str], mem: Option<u64>) -> (Option<i32>, String, String) {
+    let mut cmd = match mem {
+        Some(bytes) => {
+            let mut c = Command::new("prlimit");
+            c.arg(format!("--as={bytes}"))
+                .arg("--")
+                .arg(env!("CARGO_BIN_EXE_convo-doctor"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_convo-doctor")),
+    };
+    let mut child = cmd
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let code = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st.code();
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    (
+        code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every `convo-doctor …` command in `text` (between backticks, or from
+/// `convo-doctor` to the end of the line), run by `sh` in `dir` with
+/// `convo-doctor` a shell function that does nothing: what pasting them
+/// does besides running convo-doctor.
+fn paste_every_command(text: &str, dir: &Path) {
+    let mut cmds: Vec<String> = text
+        .split('`')
+        .filter(|p| p.starts_with("convo-doctor "))
+        .map(str::to_string)
+        .collect();
+    for line in text.lines() {
+        if let Some(at) = line.find("convo-doctor undo") {
+            cmds.push(line[at..].trim_end_matches(')').to_string());
+        }
+    }
+    for cmd in cmds {
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg(format!("convo-doctor() {{ :; }}\n{cmd}\n"))
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+    }
+}
+
+// ------------------------------------------------------------ attack 3
+
+/// The journal (the folder owner's to write) names a backup folder holding
+/// a shell command; a "secret" the folder also holds spans the quotes of the
+/// printed `undo` command, so redacting it unquoted the command. Pasting
+/// what `diagnose` prints must run nothing of the attacker's.
+#[test]
+fn a3_a_journal_cannot_put_a_command_into_the_printed_undo() {
+    let tmp = common::open_tempdir();
+    let mark = tmp.path().join("MARK");
+    let evil_dir = format!("/x;touch {};#", mark.display());
+    let mut c = common::Conv::new(json!({}));
+    c.push("MessageEvent", None);
+    // the "secret": the text spanning the opening quote of --backup-dir
+    let mut state: Value =
+        serde_json::from_slice(&fs::read(c.path().join("base_state.json")).unwrap()).unwrap();
+    state["agent"]["llm"]["api_key"] = json!("-dir '/x");
+    fs::write(c.path().join("base_state.json"), state.to_string()).unwrap();
+    fs::write(
+        c.path().join(".convo-doctor-repair.json"),
+        json!({"run_id": "20261130T000000Z-4242", "backup_dir": evil_dir}).to_string(),
+    )
+    .unwrap();
+    for format in ["human", "json", "concise", "markdown"] {
+        let (_, out, err) = run(&["diagnose", "--format", format, s(c.path())], &[]);
+        assert!(out.contains("interrupted-repair"), "{format}: {out}{err}");
+        assert!(
+            !out.contains("touch"),
+            "{format}: the journal's text reached the output: {out}"
+        );
+        paste_every_command(&out, tmp.path());
+        assert!(
+            !mark.exists(),
+            "{format}: pasting ran the attacker's command"
+        );
+    }
+}
+
+/// The journal of a real interrupted run still gives a command that works
+/// when pasted, because its backup folder is vouched for: one `undo`
+/// trusts, holding that run, which repaired this very folder.
+#[test]
+fn a3_a_vouched_backup_folder_is_still_printed_as_a_command() {
+    let (tmp, store, conv) = fixture_copy("index-gap");
+    let backups = tmp.path().join("backups");
+    let env = [
+        ("CONVO_DOCTOR_RUN_ID", "20261130T000000Z-4242"),
+        ("CONVO_DOCTOR_CRASH_AT", "after-quarantine"),
+    ];
+    let args = [
+        "repair",
+        "--unsafe-fixes",
+        "--backup-dir",
+        s(&backups),
+        s(&store),
+    ];
+    assert_ne!(run(&args, &env).0, 0);
+    let (_, out, _) = run(&["diagnose", s(&conv)], &[]);
+    let want = format!(
+        "convo-doctor undo --backup-dir {} 20261130T000000Z-4242",
+        backups.display()
+    );
+    assert!(out.contains(&want), "{out}");
+    // another conversation's journal naming that same run is not vouched for
+    let (_t2, _s2, other) = fixture_copy("false-root");
+    fs::copy(
+        conv.join(".convo-doctor-repair.json"),
+        other.join(".convo-doctor-repair.json"),
+    )
+    .unwrap();
+    let (_, out, _) = run(&["diagnose", s(&other)], &[]);
+    assert!(out.contains("interrupted-repair"), "{out}");
+    assert!(!out.contains(&want), "{out}");
+    assert!(out.contains("is not printed"), "{out}");
+}
+
+// ------------------------------------------------------------ attack 4
+
+/// A backup root another user owns, holding a run copied from a real one
+/// (so every file of it reads as "can be undone") under a name that is a
+/// shell command, a run whose manifest is a FIFO and one whose manifest is
+/// a link to /dev/zero. Returns (tmp, root, mark).
+fn hostile_backup_root(test: &str) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
+    let (tmp, store, _conv) = fixture_copy("false-root");
+    chmod(tmp.path(), 0o755);
+    let real = tmp.path().join("real");
+    let (code, out, err) = repair(&store, &real, &[], Some("r1"));
+    assert_eq!(code, 0, "{out}{err}");
+    let root = tmp.path().join("theirs");
+    let mark = tmp.path().join("MARK");
+    let evil = format!("r;touch {};#", mark.display());
+    fs::create_dir(&root).unwrap();
+    common::copy_tree(&real.join("r1"), &root.join(&evil));
+    common::copy_tree(&real.join("r1"), &root.join("20261130T000000Z-1"));
+    fs::create_dir(root.join("fifo-run")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("fifo-run/manifest.json"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    fs::create_dir(root.join("zero-run")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero-run/manifest.json")).unwrap();
+    if rustix::process::geteuid().is_root() {
+        chown_tree(&root, NOBODY);
+    } else {
+        // not root: a root others can write to is as untrusted
+        common::skip(
+            test,
+            "not root: the untrusted root is world-writable instead",
+        );
+        chmod(&root, 0o777);
+    }
+    Some((tmp, root, mark))
+}
+
+#[test]
+fn a4_undo_list_of_another_users_backup_root_prints_no_command_of_theirs() {
+    let Some((tmp, root, mark)) = hostile_backup_root("a4_undo_list…") else {
+        return;
+    };
+    for format in ["human", "json"] {
+        let (code, out, err) = run_bounded(
+            &[
+                "undo",
+                "--list",
+                "--format",
+                format,
+                "--backup-dir",
+                s(&root),
+            ],
+            Some(1 << 30),
+        );
+        assert_eq!(code, Some(0), "{format}: {out}{err}");
+        assert!(!out.contains("touch"), "{format}: {out}");
+        paste_every_command(&out, tmp.path());
+        assert!(
+            !mark.exists(),
+            "{format}: pasting ran the attacker's command"
+        );
+    }
+    let (_, out, _) = run_bounded(&["undo", "--list", "--backup-dir", s(&root)], Some(1 << 30));
+    assert!(out.contains("not trusted"), "{out}");
+    assert!(!out.contains("can be undone"), "{out}");
+    assert!(out.contains("not named like a run id"), "{out}");
+}
+
+/// A FIFO as a run's manifest never blocks the listing; a link to
+/// /dev/zero never makes it read without bound (it is not followed).
+#[test]
+fn a4_a_fifo_or_dev_zero_manifest_neither_hangs_nor_grows() {
+    let Some((_tmp, root, _)) = hostile_backup_root("a4_fifo…") else {
+        return;
+    };
+    for name in ["fifo-run", "zero-run"] {
+        fs::rename(root.join(name), root.join("20261130T000000Z-9")).unwrap();
+        let (code, out, err) = run_bounded(
+            &[
+                "undo",
+                "--list",
+                "--format",
+                "json",
+                "--backup-dir",
+                s(&root),
+            ],
+            Some(1 << 30),
+        );
+        assert_eq!(code, Some(0), "{name}: {out}{err}");
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        let unreadable = doc["unreadable"].as_array().unwrap();
+        assert!(
+            unreadable
+                .iter()
+                .any(|u| u["run_id"] == "20261130T000000Z-9"),
+            "{name}: {doc}"
+        );
+        fs::rename(root.join("20261130T000000Z-9"), root.join(name)).unwrap();
+    }
+}
