@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use common::{chmod, fixture_copy, repair, run, s, NOBODY};
 use serde_json::{json, Value};
 
-#[allow(dead_code)] // used by the tests of attacks 1, 2, 5 and 6
 fn is_root(test: &str) -> bool {
     let root = rustix::process::geteuid().is_root();
     if !root {
@@ -279,4 +278,116 @@ fn a4_a_fifo_or_dev_zero_manifest_neither_hangs_nor_grows() {
         );
         fs::rename(root.join("20261130T000000Z-9"), root.join(name)).unwrap();
     }
+}
+
+// ------------------------------------------------------------ attack 5
+
+/// `--backup-dir U/lnk/bk`, U another user's folder and `lnk` their link to
+/// a folder root owns: the ancestors were checked on the canonical path
+/// only (root's), so root wrote its backups wherever the link pointed. Each
+/// component is now opened without following links and checked as opened:
+/// U is not root's or the invoking user's, so the path is refused.
+#[test]
+fn a5_a_backup_dir_through_another_users_link_is_refused() {
+    let (tmp, store, _conv) = fixture_copy("false-root");
+    chmod(tmp.path(), 0o755);
+    let before = common::snapshot(&store);
+    let real = tmp.path().join("root-owned");
+    fs::create_dir(&real).unwrap();
+    chmod(&real, 0o700);
+    let theirs = tmp.path().join("theirs");
+    fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::symlink(&real, theirs.join("lnk")).unwrap();
+    if is_root("a5 (another user's folder)") {
+        chown_tree(&theirs, NOBODY);
+    } else {
+        // not root: a folder others may write to is as untrusted
+        chmod(&theirs, 0o777);
+    }
+    let via = theirs.join("lnk/bk");
+    let (code, out, err) = repair(&store, &via, &[], None);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("another user could replace"), "{err}");
+    assert!(!real.join("bk").exists(), "root wrote through their link");
+    assert!(common::snapshot(&store) == before);
+    // undo and undo --list refuse to trust it too
+    let (code, _, err) = run(&["undo", "--backup-dir", s(&via), "x"], &[]);
+    assert_eq!(code, 2, "{err}");
+    // a link root (or you) owns, in a folder only root (or you) may change,
+    // is followed (`/var/run -> /run`)
+    let mine = tmp.path().join("mine");
+    std::os::unix::fs::symlink(&real, &mine).unwrap();
+    let (code, out, err) = repair(&store, &mine.join("bk"), &[], Some("ok1"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(real.join("bk/ok1/manifest.json").exists());
+}
+
+// ------------------------------------------------------------ attack 6
+
+/// An undo that puts more than one file back, killed between two of them,
+/// left a gap in the index (the placeholder removed, the file it stood for
+/// not back) that the next safe `repair` closed on its own terms. Now undo
+/// keeps the repair's journal while it works: `diagnose` reports the folder
+/// half undone with the command that finishes it, `repair` refuses it, and
+/// the printed command (pasted into a shell) puts everything back.
+#[test]
+fn a6_a_killed_undo_is_reported_refused_and_finished_by_the_printed_command() {
+    let (tmp, store, conv) = fixture_copy("index-gap");
+    let original = common::files(&conv);
+    let backups = tmp.path().join("backups");
+    let (code, out, err) = repair(
+        &store,
+        &backups,
+        &["--unsafe-fixes"],
+        Some("20261130T000000Z-77"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let repaired = common::files(&conv);
+    let (code, _, _) = run(
+        &["undo", "--backup-dir", s(&backups), "20261130T000000Z-77"],
+        &[("CONVO_DOCTOR_CRASH_AT", "undo-after-restore")],
+    );
+    assert_ne!(code, 0, "the undo was killed");
+    let half = common::files(&conv);
+    assert_ne!(half, original, "killed before it finished");
+    assert_ne!(half, repaired, "killed after it started");
+    let journal: Value = serde_json::from_slice(
+        &fs::read(conv.join(".convo-doctor-repair.json")).expect("a journal"),
+    )
+    .unwrap();
+    assert_eq!(journal["operation"], "undo");
+    let (_, out, _) = run(&["diagnose", s(&conv)], &[]);
+    assert!(out.contains("interrupted-repair"), "{out}");
+    assert!(
+        out.contains("a convo-doctor undo (run 20261130T000000Z-77) stopped half-way"),
+        "{out}"
+    );
+    let cmd = out
+        .split('`')
+        .find(|p| p.starts_with("convo-doctor undo"))
+        .unwrap_or_else(|| panic!("{out}"))
+        .to_string();
+    let (code, out, _) = repair(&store, &tmp.path().join("b2"), &[], None);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("stopped half-way"), "{out}");
+    assert_eq!(
+        common::files(&conv),
+        half,
+        "a refused repair changed something"
+    );
+    let sh = Command::new("sh")
+        .arg("-c")
+        .arg(cmd.replacen(
+            "convo-doctor",
+            &format!("'{}'", env!("CARGO_BIN_EXE_convo-doctor")),
+            1,
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        sh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sh.stdout)
+    );
+    assert_eq!(common::files(&conv), original, "undo finished, exactly");
 }

@@ -39,12 +39,23 @@ Why it matters
   written. Repairing such a folder afresh would build on the half-made
   state and give another result than the planned repair.
 
+  `undo` keeps the same journal (its `operation` is `undo`) while it puts
+  more than one file of a conversation back, for the same reason: a folder
+  half undone is neither the repair nor the original (a placeholder removed
+  before the file it stood for is back leaves a gap in the index, which a
+  fresh repair would close differently).
+
 Repair
   None automatic: `repair` refuses this conversation. The journal names
   the run and its backup folder; `convo-doctor undo --backup-dir DIR RUN`
   puts every file back as it was before that run (name for name, byte for
-  byte) and removes the journal; run `repair` again afterwards. The SDK
-  never reads the journal: it is safe to leave while deciding."
+  byte) and removes the journal (for an interrupted undo, running it again
+  finishes it); run `repair` again afterwards. The command is printed with
+  the journal's backup folder only when that folder is one `undo` trusts,
+  holding that run, which repaired this very folder: the journal is the
+  folder owner's to write, and nothing a stranger wrote goes into a command
+  to paste. The SDK never reads the journal: it is safe to leave while
+  deciding."
     }
 
     fn repair(&self) -> Repair {
@@ -89,13 +100,21 @@ Repair
             (_, Some(run)) => format!(" (run {run})"),
             _ => String::new(),
         };
+        // an undo keeps the same journal while it puts more than one file back
+        let message = if field("operation").as_deref() == Some("undo") {
+            format!(
+                "a convo-doctor undo{what} stopped half-way through this conversation: some of its files were put back, some not; running it again finishes it: {how}; then repair again if needed"
+            )
+        } else {
+            format!(
+                "a convo-doctor repair{what} stopped half-way through this conversation: some of its changes were made, some not; {how}; then repair again"
+            )
+        };
         out.push(Finding::new(
             self.id(),
             Severity::Error,
             REPAIR_JOURNAL,
-            format!(
-                "a convo-doctor repair{what} stopped half-way through this conversation: some of its changes were made, some not; {how}; then repair again"
-            ),
+            message,
         ));
     }
 }

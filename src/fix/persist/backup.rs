@@ -6,7 +6,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use rustix::fs::{self as rfs, FileType, Mode, Stat};
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, Stat};
 
 use super::fsio::*;
 use super::{utc, valid_run_id, Manifest};
@@ -34,53 +34,139 @@ pub(super) fn check_trusted_dir(st: &Stat, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn check_ancestors(path: &Path) -> Result<(), String> {
-    let canon = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    for a in canon.ancestors().skip(1) {
-        let st = rfs::stat(a).map_err(|e| format!("{}: {e}", a.display()))?;
-        let owner_ok = st.st_uid == 0 || st.st_uid == euid();
-        let writable = st.st_mode & 0o022 != 0;
-        let sticky = st.st_mode & 0o1000 != 0;
-        if !owner_ok || (writable && !sticky) {
-            return Err(format!(
-                "{} (above the backup folder) is owned by uid {} with mode {:o}: another user could replace the backup folder; choose another --backup-dir",
-                a.display(),
-                st.st_uid,
-                st.st_mode & 0o7777
-            ));
-        }
+/// A folder above the backup root: owned by root or the invoking user and,
+/// when group/world-writable, sticky (like /tmp): no one else could replace
+/// what is below it.
+fn check_ancestor(st: &Stat, at: &Path) -> Result<(), String> {
+    let owner_ok = st.st_uid == 0 || st.st_uid == euid();
+    let writable = st.st_mode & 0o022 != 0;
+    let sticky = st.st_mode & 0o1000 != 0;
+    if !is_dir(st) || !owner_ok || (writable && !sticky) {
+        return Err(format!(
+            "{} (above the backup folder) is owned by uid {} with mode {:o}: another user could replace the backup folder; choose another --backup-dir",
+            at.display(),
+            st.st_uid,
+            st.st_mode & 0o7777
+        ));
     }
     Ok(())
 }
 
+/// Links followed on the way to a backup root before giving up (the
+/// kernel's own limit).
+const MAX_LINKS: usize = 40;
+
 /// Open (and with `create`, make, 0700) the backup root, refusing a link,
 /// a folder owned by someone else, or one writable by group or others.
+///
+/// The path is walked from `/` one component at a time, each folder opened
+/// relative to the one before with `O_NOFOLLOW|O_DIRECTORY` and checked on
+/// what was opened (`fstat`): every folder above the root must be root's or
+/// yours and, if others can write to it, sticky; the root yours and
+/// private. A symbolic link on the way is followed only when root or you own
+/// it, in a folder that passed that check (so no one else could have made it
+/// or could change it: `/var/run -> /run` is fine, another user's link in
+/// their own folder is not); the root itself must not be a link.
 pub fn open_backup_root(root: &Path, create: bool) -> Result<OwnedFd, String> {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Component;
     let shown = root.display();
-    let lst = match rfs::lstat(root) {
-        Ok(st) => st,
-        Err(e) if e == rustix::io::Errno::NOENT && create => {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(root)
-                .map_err(|e| format!("cannot create the backup folder {shown}: {e}"))?;
-            rfs::lstat(root).map_err(|e| format!("{shown}: {e}"))?
-        }
-        Err(e) => return Err(format!("no backup folder {shown}: {e}")),
+    let abs = std::path::absolute(root).map_err(|e| format!("{shown}: {e}"))?;
+    let parts = |p: &Path| -> Vec<OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_owned()),
+                Component::ParentDir => Some(OsString::from("..")),
+                _ => None,
+            })
+            .collect()
     };
-    if FileType::from_raw_mode(lst.st_mode) == FileType::Symlink {
-        return Err(format!(
-            "the backup folder {shown} is a symbolic link, which is not followed: name the real folder"
-        ));
+    let slash = || rfs::openat(rfs::CWD, "/", DIR_FLAGS, Mode::empty()).map_err(|e| e.to_string());
+    let mut queue: VecDeque<OsString> = parts(&abs).into();
+    let mut cur = slash()?;
+    let mut at = PathBuf::from("/");
+    let st = rfs::fstat(&cur).map_err(|e| e.to_string())?;
+    if queue.is_empty() {
+        check_trusted_dir(&st, &format!("the backup folder {shown}"))?;
+    } else {
+        check_ancestor(&st, &at)?;
     }
-    check_trusted_dir(&lst, &format!("the backup folder {shown}"))?;
-    check_ancestors(root)?;
-    let fd = open_dir_path(root).map_err(|e| format!("the backup folder {shown}: {e}"))?;
-    let st = rfs::fstat(&fd).map_err(|e| e.to_string())?;
-    check_trusted_dir(&st, &format!("the backup folder {shown}"))?;
-    Ok(fd)
+    let mut hops = 0;
+    while let Some(name) = queue.pop_front() {
+        let last = queue.is_empty();
+        let here = at.join(&name);
+        if name == ".." {
+            at.pop();
+        } else {
+            match rfs::statat(&cur, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Err(e) if e == rustix::io::Errno::NOENT && create => {
+                    match rfs::mkdirat(&cur, name.as_os_str(), Mode::from_raw_mode(0o700)) {
+                        Ok(()) => {}
+                        Err(e) if e == rustix::io::Errno::EXIST => {}
+                        Err(e) => {
+                            return Err(format!(
+                                "cannot create the backup folder {shown}: {}: {}",
+                                here.display(),
+                                errno(e)
+                            ))
+                        }
+                    }
+                }
+                Err(e) => return Err(format!("no backup folder {shown}: {}", errno(e))),
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
+                    if last {
+                        return Err(format!(
+                            "the backup folder {shown} is a symbolic link, which is not followed: name the real folder"
+                        ));
+                    }
+                    if st.st_uid != 0 && st.st_uid != euid() {
+                        return Err(format!(
+                            "{} (above the backup folder) is a symbolic link owned by uid {}: another user could point it elsewhere; choose another --backup-dir",
+                            here.display(),
+                            st.st_uid
+                        ));
+                    }
+                    hops += 1;
+                    if hops > MAX_LINKS {
+                        return Err(format!("{shown}: too many symbolic links on the way"));
+                    }
+                    let target = rfs::readlinkat(&cur, name.as_os_str(), Vec::new())
+                        .map_err(|e| format!("{}: {}", here.display(), errno(e)))?;
+                    let target = Path::new(std::ffi::OsStr::from_bytes(target.as_bytes()));
+                    if target.is_absolute() {
+                        cur = slash()?;
+                        at = PathBuf::from("/");
+                    }
+                    for p in parts(target).into_iter().rev() {
+                        queue.push_front(p);
+                    }
+                    continue;
+                }
+                Ok(_) => {}
+            }
+            at.push(&name);
+        }
+        let fd = rfs::openat(&cur, name.as_os_str(), DIR_FLAGS, Mode::empty()).map_err(|e| {
+            if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+                format!(
+                    "{}: a link or not a directory (it changed while being checked)",
+                    here.display()
+                )
+            } else {
+                format!("{}: {}", here.display(), errno(e))
+            }
+        })?;
+        let st = rfs::fstat(&fd).map_err(|e| e.to_string())?;
+        if last {
+            check_trusted_dir(&st, &format!("the backup folder {shown}"))?;
+        } else {
+            check_ancestor(&st, &at)?;
+        }
+        cur = fd;
+    }
+    Ok(cur)
 }
 
 /// Make `name` below `parent` (0700) unless it exists, then open it without

@@ -2,7 +2,6 @@
 //! repair wrote.
 
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode};
 
@@ -10,7 +9,7 @@ use super::backup::*;
 use super::decide::*;
 use super::fsio::*;
 use super::locks::*;
-use super::{is_temp_of, run_pid, sha256, Manifest, ManifestEntry};
+use super::{crash_point, is_temp_of, run_pid, sha256, Manifest, ManifestEntry};
 use crate::store::conversation::REPAIR_JOURNAL;
 
 /// What `undo` did with one file.
@@ -21,70 +20,181 @@ pub enum Restored {
     Refused(String),
 }
 
-/// Restore every file of a run whose bytes are still what the repair wrote.
+/// Restore every file of a run whose bytes are still what the repair wrote,
+/// one conversation at a time, under its locks: every file is decided again
+/// (as `undo --dry-run` decides it), and when more than one of them is to be
+/// put back, a journal (`.convo-doctor-repair.json`, `"operation":
+/// "undo"`) is written first and removed once the last is verified, so a
+/// kill in between leaves a folder `interrupted-repair` reports and `repair`
+/// refuses (as a half-made repair), and running `undo` again finishes it.
 pub fn undo(run: &RunDir, manifest: &Manifest) -> Vec<(ManifestEntry, Restored)> {
-    // in reverse: renames (made in ascending order) are undone in
-    // descending order, then quarantined files come back, then edits; a
-    // lock file the run created goes last (every restore takes that lock)
-    let is_lock = |e: &ManifestEntry| e.file == EVENT_LOCK && e.created;
-    let mut out: Vec<_> = manifest
-        .files
-        .iter()
-        .rev()
-        .map(|e| {
-            let r = if is_lock(e) {
-                Restored::AlreadyOriginal // decided below
-            } else {
-                restore_one(run, e)
-            };
-            (e.clone(), r)
-        })
-        .collect();
-    out.reverse();
-    // A conversation all of whose files are back as they were is no longer
-    // half-repaired: its journal (if the run was interrupted) goes too.
-    let mut seen = std::collections::BTreeSet::new();
-    for (e, _) in &out {
-        if seen.insert(e.conversation.clone())
-            && out
-                .iter()
-                .filter(|(x, _)| x.conversation == e.conversation)
-                .all(|(_, r)| !matches!(r, Restored::Refused(_)))
-        {
-            clear_interrupted(e, &manifest.run_id);
+    let mut results: Vec<Option<Restored>> = manifest.files.iter().map(|_| None).collect();
+    let mut order: Vec<&std::path::Path> = Vec::new();
+    for e in &manifest.files {
+        if !order.contains(&e.conversation.as_path()) {
+            order.push(&e.conversation);
         }
     }
-    let done: Vec<(PathBuf, bool)> = out
-        .iter()
-        .map(|(e, r)| {
-            (
-                e.conversation.clone(),
-                is_lock(e) || !matches!(r, Restored::Refused(_)),
-            )
-        })
-        .collect();
-    for (e, r) in out.iter_mut().filter(|(e, _)| is_lock(e)) {
-        let all_back = done
-            .iter()
-            .filter(|(c, _)| *c == e.conversation)
-            .all(|(_, ok)| *ok);
-        *r = if all_back {
-            remove_created_lock(e)
-        } else {
-            Restored::Refused("kept: other files of the conversation were not restored".into())
-        };
+    for conv in order {
+        let idx: Vec<usize> = (0..manifest.files.len())
+            .filter(|&i| manifest.files[i].conversation == conv)
+            .collect();
+        undo_conversation(run, manifest, &idx, &mut results);
     }
-    out
+    manifest
+        .files
+        .iter()
+        .cloned()
+        .zip(results)
+        .map(|(e, r)| (e, r.unwrap_or(Restored::AlreadyOriginal)))
+        .collect()
+}
+
+/// [`undo`] of the entries `idx` of one conversation.
+fn undo_conversation(
+    run: &RunDir,
+    manifest: &Manifest,
+    idx: &[usize],
+    results: &mut [Option<Restored>],
+) {
+    let files = &manifest.files;
+    let (locks_at, rest): (Vec<usize>, Vec<usize>) =
+        idx.iter().partition(|&&i| files[i].is_created_lock());
+    let refuse_all = |results: &mut [Option<Restored>], why: &str| {
+        for &i in idx {
+            results[i] = Some(Restored::Refused(why.to_string()));
+        }
+    };
+    let first = &files[idx[0]];
+    let conv = match open_repaired_conversation(first) {
+        Ok(fd) => fd,
+        Err(why) => return refuse_all(results, &why),
+    };
+    // what undo prints passes through the run's redactor: teach it this
+    // conversation's secrets first
+    for state in ["base_state.json", "meta.json"] {
+        if let Ok((b, _)) = read_at(&conv, state) {
+            if let Ok(v) = serde_json::from_slice(&b) {
+                crate::secrets::Redactor::default().learn(&v);
+            }
+        }
+    }
+    let cst = match rfs::fstat(&conv) {
+        Ok(st) => st,
+        Err(err) => return refuse_all(results, &err.to_string()),
+    };
+    {
+        let locks = match lock_conversation(&conv) {
+            Ok(l) => l,
+            Err(why) => return refuse_all(results, &why),
+        };
+        if crate::checks::live_lease::is_live(&first.conversation) {
+            return refuse_all(
+                results,
+                "a server holds the conversation (owner_lease.json is live)",
+            );
+        }
+        // in reverse: renames (made in ascending order) are undone in
+        // descending order, then files taken out come back, then edits
+        let decided: Vec<(usize, Decision)> = rest
+            .iter()
+            .rev()
+            .map(|&i| {
+                let e = &files[i];
+                let same = (e.conversation_dev, e.conversation_ino)
+                    == (first.conversation_dev, first.conversation_ino);
+                let d = match sane(e) {
+                    Err(why) => Decision::Refuse(why),
+                    Ok(()) if !same => {
+                        Decision::Refuse("the manifest names two folders at one path".into())
+                    }
+                    Ok(()) => decide_at(run, e, &conv),
+                };
+                (i, d)
+            })
+            .collect();
+        let acting = decided
+            .iter()
+            .filter(|(_, d)| matches!(d, Decision::Restore(_)))
+            .count();
+        if acting > 1 {
+            if let Err(why) = write_undo_journal(&conv, &cst, run, manifest, acting) {
+                return refuse_all(results, &why);
+            }
+        }
+        for (i, d) in decided {
+            let e = &files[i];
+            results[i] = Some(match d {
+                Decision::Original => Restored::AlreadyOriginal,
+                Decision::Refuse(why) => Restored::Refused(why),
+                Decision::Restore(step) => match act(run, e, &conv, step) {
+                    Ok(()) => {
+                        crash_point("undo-after-restore");
+                        Restored::Restored
+                    }
+                    Err(why) => Restored::Refused(why),
+                },
+            });
+        }
+        // every file back as it was: no longer half-repaired (or
+        // half-undone); its journal and the killed run's temp files go
+        let all_back = rest
+            .iter()
+            .all(|&i| !matches!(results[i], Some(Restored::Refused(_))));
+        if all_back {
+            clear_interrupted(&conv, &manifest.run_id);
+        }
+        drop(locks);
+        for &i in &locks_at {
+            results[i] = Some(if all_back {
+                remove_created_lock(&conv)
+            } else {
+                Restored::Refused("kept: other files of the conversation were not restored".into())
+            });
+        }
+    }
+}
+
+/// The journal an undo of more than one file keeps in the folder until its
+/// last file is verified (what `repair` keeps while it changes more than
+/// one): owned like the folder, 0600.
+fn write_undo_journal(
+    conv: &OwnedFd,
+    cst: &rustix::fs::Stat,
+    run: &RunDir,
+    manifest: &Manifest,
+    changes: usize,
+) -> Result<(), String> {
+    let root = run.path.parent().unwrap_or(&run.path);
+    let journal = serde_json::json!({
+        "run_id": manifest.run_id,
+        "backup_dir": std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()),
+        "operation": "undo",
+        "tool": format!("convo-doctor {}", env!("CARGO_PKG_VERSION")),
+        "started": super::utc(std::time::SystemTime::now()).0,
+        "changes": changes,
+    });
+    let owner = Owner {
+        uid: cst.st_uid,
+        gid: cst.st_gid,
+        mode: 0o600,
+    };
+    write_at(
+        conv,
+        REPAIR_JOURNAL,
+        journal.to_string().as_bytes(),
+        Some(owner),
+        false,
+    )
+    .map_err(|e| {
+        format!("cannot write the undo journal {REPAIR_JOURNAL}: {e}; nothing was changed")
+    })
 }
 
 /// Remove the SDK lock file a repair created, if it is still an empty
 /// regular file with one link that nobody holds (taken while it is removed).
-pub(super) fn remove_created_lock(e: &ManifestEntry) -> Restored {
-    let conv = match open_repaired_conversation(e) {
-        Ok(fd) => fd,
-        Err(why) => return Restored::Refused(why),
-    };
-    let events = match open_dir_at(&conv, "events") {
+pub(super) fn remove_created_lock(conv: &OwnedFd) -> Restored {
+    let events = match open_dir_at(conv, "events") {
         Ok(fd) => fd,
         Err(_) => return Restored::AlreadyOriginal,
     };
@@ -118,14 +228,8 @@ pub(super) fn remove_created_lock(e: &ManifestEntry) -> Restored {
 /// file naming this run), and the temp files its killed process left
 /// (`.convo-doctor-*.PID.tmp`, PID from the run id), in the folder and in
 /// `events/`. What cannot be removed is left; nothing else is touched.
-pub(super) fn clear_interrupted(e: &ManifestEntry, run_id: &str) {
-    let Ok(conv) = open_repaired_conversation(e) else {
-        return;
-    };
-    let Ok(_locks) = lock_conversation(&conv) else {
-        return;
-    };
-    if let Ok((bytes, st)) = read_at(&conv, REPAIR_JOURNAL) {
+pub(super) fn clear_interrupted(conv: &OwnedFd, run_id: &str) {
+    if let Ok((bytes, st)) = read_at(conv, REPAIR_JOURNAL) {
         let ours = serde_json::from_slice::<serde_json::Value>(&bytes)
             .ok()
             .and_then(|j| {
@@ -135,16 +239,16 @@ pub(super) fn clear_interrupted(e: &ManifestEntry, run_id: &str) {
             })
             .unwrap_or(false);
         if ours && st.st_nlink == 1 {
-            let _ = rfs::unlinkat(&conv, REPAIR_JOURNAL, AtFlags::empty());
-            let _ = rfs::fsync(&conv);
+            let _ = rfs::unlinkat(conv, REPAIR_JOURNAL, AtFlags::empty());
+            let _ = rfs::fsync(conv);
         }
     }
     let Some(pid) = run_pid(run_id) else {
         return;
     };
     let dirs = [
-        rfs::openat(&conv, ".", DIR_FLAGS, Mode::empty()).ok(),
-        open_dir_at(&conv, "events").ok(),
+        rfs::openat(conv, ".", DIR_FLAGS, Mode::empty()).ok(),
+        open_dir_at(conv, "events").ok(),
     ];
     for dir in dirs.into_iter().flatten() {
         let Ok(mut rd) = rfs::Dir::read_from(&dir) else {
@@ -167,42 +271,6 @@ pub(super) fn clear_interrupted(e: &ManifestEntry, run_id: &str) {
             }
         }
         let _ = rfs::fsync(&dir);
-    }
-}
-
-pub(super) fn restore_one(run: &RunDir, e: &ManifestEntry) -> Restored {
-    let refuse = |why: String| Restored::Refused(why);
-    if let Err(why) = sane(e) {
-        return refuse(why);
-    }
-    let conv = match open_repaired_conversation(e) {
-        Ok(fd) => fd,
-        Err(why) => return refuse(why),
-    };
-    // what undo prints passes through the run's redactor: teach it this
-    // conversation's secrets first
-    for state in ["base_state.json", "meta.json"] {
-        if let Ok((b, _)) = read_at(&conv, state) {
-            if let Ok(v) = serde_json::from_slice(&b) {
-                crate::secrets::Redactor::default().learn(&v);
-            }
-        }
-    }
-    let _locks = match lock_conversation(&conv) {
-        Ok(l) => l,
-        Err(why) => return refuse(why),
-    };
-    if crate::checks::live_lease::is_live(&e.conversation) {
-        return refuse("a server holds the conversation (owner_lease.json is live)".into());
-    }
-    // decided again under the locks, then done
-    match decide_at(run, e, &conv) {
-        Decision::Original => Restored::AlreadyOriginal,
-        Decision::Refuse(why) => refuse(why),
-        Decision::Restore(step) => match act(run, e, &conv, step) {
-            Ok(()) => Restored::Restored,
-            Err(why) => refuse(why),
-        },
     }
 }
 
