@@ -391,3 +391,242 @@ fn a6_a_killed_undo_is_reported_refused_and_finished_by_the_printed_command() {
     );
     assert_eq!(common::files(&conv), original, "undo finished, exactly");
 }
+
+// ------------------------------------------------------------ attacks 1, 2
+
+/// Start `repair` paused at `point` (debug-build hook); returns the child
+/// and the file that releases it once created.
+fn paused(args: &[&str], point: &str, gate: &Path) -> std::process::Child {
+    let child = common::bin()
+        .args(args)
+        .env("CONVO_DOCTOR_PAUSE_AT", point)
+        .env("CONVO_DOCTOR_PAUSE_FILE", gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ready = PathBuf::from(format!("{}.ready", gate.display()));
+    let start = Instant::now();
+    while !ready.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the repair never reached `{point}`"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+fn finish(child: std::process::Child) -> (i32, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// `sh -c script` as the attacker: uid 65534 when the suite runs as root,
+/// else the invoking user.
+fn as_attacker(script: &str) {
+    let mut cmd = if rustix::process::geteuid().is_root() {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+        ]);
+        c
+    } else {
+        let mut c = Command::new("sh");
+        c.arg("-c");
+        c
+    };
+    let st = cmd.arg(script).status().unwrap();
+    assert!(st.success(), "the attacker's step failed: {script}");
+}
+
+/// A store the attacker (uid 65534) owns, holding a copy of `fixture`, and
+/// a victim: another copy of it in a folder root owns, elsewhere.
+/// Returns (tmp, store, the attacker's conversation, victim).
+fn store_and_victim(fixture: &str) -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let (tmp, store, conv) = fixture_copy(fixture);
+    chmod(tmp.path(), 0o755);
+    let victim_root = tmp.path().join("root-only");
+    common::copy_fixture(fixture, &victim_root);
+    let victim = fs::read_dir(&victim_root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    chmod(&victim_root, 0o755);
+    if rustix::process::geteuid().is_root() {
+        chown_tree(&store, NOBODY);
+    }
+    (tmp, store, conv, victim)
+}
+
+/// Attack 1: a conversation of a store swapped for a link to another user's
+/// conversation between the listing and the repair. `repair` planned and
+/// wrote through the link, into the victim, and said "fixed". Now each
+/// conversation is opened from the PATH held since before the listing,
+/// component by component without following links: the link is refused.
+#[test]
+fn a1_a_conversation_swapped_for_a_link_after_the_listing_is_not_followed() {
+    let (tmp, store, conv, victim) = store_and_victim("false-root");
+    let before = common::snapshot(&victim);
+    let gate = tmp.path().join("go");
+    let backups = tmp.path().join("b");
+    let child = paused(
+        &["repair", "--backup-dir", s(&backups), s(&store)],
+        "after-listing",
+        &gate,
+    );
+    as_attacker(&format!(
+        "mv '{c}' '{c}.away' && ln -s '{v}' '{c}'",
+        c = conv.display(),
+        v = victim.display()
+    ));
+    fs::write(&gate, "").unwrap();
+    let (code, out) = finish(child);
+    assert!(
+        common::snapshot(&victim) == before,
+        "root wrote into the victim: {out}"
+    );
+    assert!(!out.contains("fixed"), "{out}");
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("could not be opened again"), "{out}");
+}
+
+/// Attack 1, in a store's `subagents/` descent: `subagents` swapped for a
+/// link to a folder holding the victim under the sub-agent's name.
+#[test]
+fn a1_a_subagents_folder_swapped_for_a_link_is_not_followed() {
+    let (tmp, store, conv, _) = store_and_victim("false-root");
+    // the attacker's conversation holds a sub-agent conversation (a copy of
+    // the same damage) under subagents/<id>
+    let sub_id = "0123456789abcdef0123456789abcdef";
+    let sub = conv.join("subagents").join(sub_id);
+    common::copy_tree(&conv.join("events"), &sub.join("events"));
+    let mut state: Value =
+        serde_json::from_slice(&fs::read(conv.join("base_state.json")).unwrap()).unwrap();
+    state["id"] = json!("01234567-89ab-cdef-0123-456789abcdef");
+    fs::write(sub.join("base_state.json"), state.to_string()).unwrap();
+    // the victim: a root-owned folder holding a conversation by that name
+    let elsewhere = tmp.path().join("root-only-2");
+    common::copy_tree(&sub, &elsewhere.join(sub_id));
+    let victim = elsewhere.join(sub_id);
+    if rustix::process::geteuid().is_root() {
+        chown_tree(&store, NOBODY);
+    }
+    let before = common::snapshot(&victim);
+    let gate = tmp.path().join("go");
+    let backups = tmp.path().join("b");
+    let child = paused(
+        &["repair", "--backup-dir", s(&backups), s(&store)],
+        "after-listing",
+        &gate,
+    );
+    let subagents = conv.join("subagents");
+    as_attacker(&format!(
+        "mv '{s}' '{s}.away' && ln -s '{e}' '{s}'",
+        s = subagents.display(),
+        e = elsewhere.display()
+    ));
+    fs::write(&gate, "").unwrap();
+    let (code, out) = finish(child);
+    assert!(
+        common::snapshot(&victim) == before,
+        "root wrote into the victim: {out}"
+    );
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("could not be opened again"), "{out}");
+}
+
+/// Attack 2: a byte copy of the victim's conversation with one value changed
+/// (its confirmation policy, in base_state.json), swapped for a link to the
+/// victim right after the proof's read. `apply` resolved the path again,
+/// found the victim's meta.json byte-identical to the plan's, and wrote the
+/// attacker's value into it ("fixed"). Now the repair writes only through
+/// the folder it read and proved, and refuses when the path no longer leads
+/// to it: neither folder changes.
+#[test]
+fn a2_a_decoy_swapped_for_a_link_after_the_proof_writes_nothing() {
+    let (tmp, store, decoy, victim) = store_and_victim("fat-meta-divergence");
+    let set_policy = |dir: &Path, file: &str, kind: &str| {
+        let p = dir.join(file);
+        let mut v: Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
+        v["confirmation_policy"] = json!({"kind": kind});
+        fs::write(&p, v.to_string()).unwrap();
+    };
+    // the victim confirms every action; the decoy is its copy that does not
+    set_policy(&victim, "base_state.json", "AlwaysConfirm");
+    set_policy(&victim, "meta.json", "AlwaysConfirm");
+    for f in ["base_state.json", "meta.json"] {
+        fs::copy(victim.join(f), decoy.join(f)).unwrap();
+    }
+    set_policy(&decoy, "base_state.json", "NeverConfirm");
+    // what the proof's "did the folder change?" stamp compares (sizes and
+    // mtimes of events/, base_state.json, meta.json): made the victim's, as
+    // the attacker can for their own files
+    let (v, d) = (
+        victim.join("base_state.json"),
+        decoy.join("base_state.json"),
+    );
+    let mut padded = fs::read(&d).unwrap();
+    padded.resize(fs::metadata(&v).unwrap().len() as usize, b' ');
+    fs::write(&d, padded).unwrap();
+    for name in ["events", "base_state.json", "meta.json"] {
+        let st = rustix::fs::stat(victim.join(name)).unwrap();
+        let t = |sec: i64, nsec: i64| rustix::fs::Timespec {
+            tv_sec: sec,
+            tv_nsec: nsec as _,
+        };
+        let times = rustix::fs::Timestamps {
+            last_access: t(st.st_atime, st.st_atime_nsec as i64),
+            last_modification: t(st.st_mtime, st.st_mtime_nsec as i64),
+        };
+        rustix::fs::utimensat(
+            rustix::fs::CWD,
+            decoy.join(name),
+            &times,
+            rustix::fs::AtFlags::empty(),
+        )
+        .unwrap();
+    }
+    if rustix::process::geteuid().is_root() {
+        chown_tree(&store, NOBODY);
+    }
+    assert_eq!(
+        fs::read(victim.join("meta.json")).unwrap(),
+        fs::read(decoy.join("meta.json")).unwrap()
+    );
+    let (before_v, before_d) = (common::snapshot(&victim), common::files(&decoy));
+    let gate = tmp.path().join("go");
+    let backups = tmp.path().join("b");
+    let child = paused(
+        &["repair", "--backup-dir", s(&backups), s(&store)],
+        "before-proof",
+        &gate,
+    );
+    as_attacker(&format!(
+        "mv '{c}' '{c}.away' && ln -s '{v}' '{c}'",
+        c = decoy.display(),
+        v = victim.display()
+    ));
+    fs::write(&gate, "").unwrap();
+    let (code, out) = finish(child);
+    let meta = fs::read_to_string(victim.join("meta.json")).unwrap();
+    assert!(
+        !meta.contains("NeverConfirm"),
+        "the attacker's value reached the victim"
+    );
+    assert!(common::snapshot(&victim) == before_v, "{out}");
+    // the refusal comes before any write: the decoy is unchanged too
+    let moved = PathBuf::from(format!("{}.away", decoy.display()));
+    assert!(common::files(&moved) == before_d, "{out}");
+    assert!(!out.contains("  fixed"), "{out}");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("moved or replaced"), "{out}");
+}

@@ -75,11 +75,7 @@ Repair
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     use crate::edit::placeholder::{self, Slot};
     use crate::edit::{Action, Safety};
-    let read = |i: usize| {
-        crate::store::fsread::read_regular(&ctx.conv.dir.join(ctx.event_path(i)))
-            .ok()
-            .map(|(b, _)| b)
-    };
+    let read = |i: usize| ctx.conv.read_file(&ctx.event_path(i)).ok().map(|(b, _)| b);
     for i in 0..ctx.reader.len() {
         let first = ctx.index.id_to_idx[ctx.reader.id(i)];
         if first == i {

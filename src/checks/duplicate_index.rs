@@ -78,7 +78,8 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     use crate::store::ParentRef;
     let files = &ctx.conv.events.files;
     let read = |pos: usize| {
-        crate::store::fsread::read_regular(&ctx.conv.dir.join("events").join(&files[pos].name))
+        ctx.conv
+            .read_file(&format!("events/{}", files[pos].name))
             .ok()
             .map(|(b, _)| b)
     };

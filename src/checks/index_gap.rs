@@ -154,9 +154,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
             .and_then(|r| r.tool_call_id.clone())
             .filter(|tc| !answered_calls.contains(tc.as_str()) && !answered_actions.contains(id))
             .and_then(|tc| {
-                let (b, _) =
-                    crate::store::fsread::read_regular(&ctx.conv.dir.join("events").join(file))
-                        .ok()?;
+                let (b, _) = ctx.conv.read_file(&format!("events/{file}")).ok()?;
                 let v: serde_json::Value = serde_json::from_slice(&b).ok()?;
                 Some((v.get("tool_name")?.as_str()?.to_string(), tc))
             });

@@ -88,8 +88,7 @@ fn answered<'a>(ctx: &Ctx<'a>) -> (HashSet<&'a str>, HashSet<&'a str>) {
 
 /// The ActionEvent at `idx`'s tool name, read from its file.
 fn tool_name(ctx: &Ctx, idx: usize) -> Option<String> {
-    let path = ctx.conv.dir.join(ctx.event_path(idx));
-    let (bytes, _) = crate::store::fsread::read_regular(&path).ok()?;
+    let (bytes, _) = ctx.conv.read_file(&ctx.event_path(idx)).ok()?;
     let v: Value = serde_json::from_slice(&bytes).ok()?;
     v.get("tool_name")?.as_str().map(String::from)
 }
@@ -116,7 +115,9 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
         // file still names whole.
         let salvaged = match &file.record {
             Ok(_) => Default::default(),
-            Err(_) => crate::store::fsread::read_regular(&ctx.conv.dir.join(&rel))
+            Err(_) => ctx
+                .conv
+                .read_file(&rel)
                 .map(|(b, _)| salvage::top_level_strings(&b))
                 .unwrap_or_default(),
         };

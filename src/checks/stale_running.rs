@@ -193,8 +193,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     if answered {
         return;
     }
-    let path = ctx.conv.dir.join(ctx.event_path(first));
-    let Some(tool_name) = crate::store::fsread::read_regular(&path)
+    let Some(tool_name) = ctx
+        .conv
+        .read_file(&ctx.event_path(first))
         .ok()
         .and_then(|(b, _)| serde_json::from_slice::<Value>(&b).ok())
         .and_then(|v| v.get("tool_name").and_then(Value::as_str).map(String::from))

@@ -13,14 +13,14 @@
 //! then left says why.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 
 use super::state::{Touch, Virtual};
 use super::{Left, LeftReason, Plan, RepairOptions};
 use crate::checks::{self, Applicability, Ctx, Finding, Severity};
 use crate::edit::{Change, Leave, Proposals, Safety};
 use crate::report::{self, ConversationReport};
-use crate::store::conversation::{stamp, Overlay, RecordCache};
+use crate::store::conversation::{stamp_at, Overlay, RecordCache};
+use crate::store::fsread::DirFd;
 use crate::store::{Conversation, Index};
 use crate::version::Version;
 use crate::view::Views;
@@ -40,12 +40,12 @@ struct Analysis {
 
 impl Analysis {
     fn load(
-        dir: &Path,
+        dir: &DirFd,
         version: Version,
         overlay: &Overlay,
         cache: Option<&RecordCache>,
     ) -> Analysis {
-        let conv = Conversation::load_cached(dir, version, overlay, cache);
+        let conv = Conversation::load_at(dir, version, overlay, cache);
         let index = Index::build(&conv.events);
         let views = Views::compute(&conv, &index, version);
         Analysis { conv, index, views }
@@ -71,7 +71,7 @@ struct Pass {
 }
 
 struct Setup<'a> {
-    dir: &'a Path,
+    dir: &'a DirFd,
     /// The first read's parsed event files: later passes re-read only what
     /// they changed.
     cache: RecordCache,
@@ -413,10 +413,12 @@ fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
     Ok(())
 }
 
-/// Plan the repair of one conversation. Writes nothing.
-pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
+/// Plan the repair of one conversation, held open as `dir` (every read and
+/// the proof go through it; `persist::apply` writes through it). Writes
+/// nothing.
+pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
     let version = opts.version();
-    let stamp_before = stamp(dir);
+    let stamp_before = stamp_at(dir);
     let first = Analysis::load(dir, version, &Overlay::new(), None);
     let s = Setup {
         dir,
@@ -430,7 +432,8 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     // pass 0 is planned once; a fresh start holds checks back from it
     let p0 = run_pass(&first, &s, &none);
     let mut plan = Plan {
-        dir: dir.to_path_buf(),
+        dir: dir.path().to_path_buf(),
+        root: dir.clone(),
         display: display.clone(),
         edits: Vec::new(),
         moves: Vec::new(),
@@ -580,7 +583,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         // is no longer what the plan was made from, the proof is about a
         // moment that never existed as a whole.
         crate::fix::persist::pause_point("before-proof");
-        let moved = stamp(dir) != stamp_before;
+        let moved = stamp_at(dir) != stamp_before;
         let flagged = fin
             .report
             .findings

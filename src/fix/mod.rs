@@ -85,6 +85,9 @@ pub struct Move {
 #[derive(Debug)]
 pub struct Plan {
     pub dir: PathBuf,
+    /// The conversation folder as it was opened, held: the plan was read
+    /// and proven through it, and `persist::apply` writes through it.
+    pub root: crate::store::fsread::DirFd,
     pub display: String,
     pub edits: Vec<Edit>,
     /// Renames and removals of original files (applied after the edits).

@@ -100,13 +100,36 @@ pub(super) fn owner_at(conv: &OwnedFd, rel: &str) -> Result<Owner, String> {
 /// has changed; after it, the manifest already lists every file so `undo`
 /// can restore them.
 pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, String> {
-    let abs =
-        std::fs::canonicalize(&plan.dir).map_err(|e| format!("{}: {e}", plan.dir.display()))?;
-    let conv = open_dir_path(&abs).map_err(|e| format!("{}: {e}", abs.display()))?;
+    // The folder that was read and proven, held since: written through
+    // that descriptor, never reached by its path again. The path must still
+    // lead to it (no folder on the way replaced, none swapped for a link):
+    // otherwise "fixed PATH" would name a folder that was not written.
+    let replaced = || {
+        format!(
+            "the folder was moved or replaced since it was read and proven (`{}` no longer leads to it, or through a symbolic link); nothing was changed",
+            plan.dir.display()
+        )
+    };
+    let conv = plan
+        .root
+        .reopen()
+        .map_err(|e| format!("{}: {e}", plan.dir.display()))?;
     let cst = rfs::fstat(&conv).map_err(|e| e.to_string())?;
+    if !plan.root.reached_again() {
+        return Err(replaced());
+    }
+    // The absolute path the manifest names it by, for `undo`: the folder's
+    // path now, which must lead to this very folder (device and inode)
+    // from `/` without a link.
+    let abs = std::fs::canonicalize(&plan.dir).map_err(|_| replaced())?;
+    let named = walk_nofollow(&abs, |_, _| Ok(())).map_err(|_| replaced())?;
+    match rfs::fstat(&named) {
+        Ok(st) if (st.st_dev, st.st_ino) == (cst.st_dev, cst.st_ino) => {}
+        _ => return Err(replaced()),
+    }
     let locks = lock_conversation(&conv)?;
     // Under the locks, the lease and the files must be what was planned.
-    if crate::checks::live_lease::is_live(&abs) {
+    if lease_live(&conv) {
         return Err(
             "owner_lease.json became live: a server took the conversation; nothing was changed"
                 .into(),
@@ -395,6 +418,12 @@ pub fn apply(plan: &Plan, run: &mut Run, ordinal: usize) -> Result<Vec<String>, 
     }
     for st in staged.iter().filter(|st| is_state(&st.0.rel)) {
         done.push(write_edit(st)?);
+    }
+    if !plan.root.reached_again() {
+        return Err(format!(
+            "the folder was moved or replaced while it was being repaired: the new bytes went to the directory that was read, which `{}` no longer leads to",
+            plan.dir.display()
+        ));
     }
     if journaled {
         rfs::unlinkat(&conv, REPAIR_JOURNAL, AtFlags::empty())

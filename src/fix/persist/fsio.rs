@@ -264,7 +264,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Check that `dir` still is what `path` names now (walking from `/`
-/// without following a link in the last component) — a write into a
+/// without following any link) — a write into a
 /// directory that was moved away mid-repair did not land where it was meant.
 pub(super) fn still_at(dir: &OwnedFd, root: &Path, rel_dir: &[&str]) -> Result<(), String> {
     let want = rfs::fstat(dir).map_err(|e| e.to_string())?;
@@ -274,7 +274,7 @@ pub(super) fn still_at(dir: &OwnedFd, root: &Path, rel_dir: &[&str]) -> Result<(
             root.display()
         )
     };
-    let mut here = open_dir_path(root).map_err(|_| moved())?;
+    let mut here = open_dir_nofollow(root).map_err(|_| moved())?;
     for d in rel_dir {
         here = open_dir_at(&here, d).map_err(|_| moved())?;
     }

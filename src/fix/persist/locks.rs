@@ -136,3 +136,21 @@ pub(super) fn create_lock_like_dir(dir: &OwnedFd, name: &str) -> Result<OwnedFd,
         )),
     }
 }
+
+/// Whether a live `owner_lease.json` holds the conversation now, read fresh
+/// through the folder's descriptor (for the moment before a write), judged
+/// as the agent-server's `claim` judges it.
+pub(super) fn lease_live(conv: &OwnedFd) -> bool {
+    use crate::store::{Doc, Unreadable};
+    const LEASE: &str = "owner_lease.json";
+    let doc = match read_at(conv, LEASE) {
+        Err(_) if rfs::statat(conv, LEASE, AtFlags::SYMLINK_NOFOLLOW).is_err() => Doc::Missing,
+        Err(e) => Doc::Unreadable(Unreadable::Io(e.to_string())),
+        Ok((b, _)) => match serde_json::from_slice(&b) {
+            Ok(v) => Doc::Present(v),
+            Err(e) => Doc::Unreadable(Unreadable::InvalidJson(e.to_string())),
+        },
+    };
+    let env = crate::server::lease::Env::here(std::time::SystemTime::now());
+    crate::server::lease::judge(&doc, &env).is_live()
+}

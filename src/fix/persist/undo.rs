@@ -88,7 +88,7 @@ fn undo_conversation(
             Ok(l) => l,
             Err(why) => return refuse_all(results, &why),
         };
-        if crate::checks::live_lease::is_live(&first.conversation) {
+        if lease_live(&conv) {
             return refuse_all(
                 results,
                 "a server holds the conversation (owner_lease.json is live)",
