@@ -128,8 +128,9 @@ fn vouched_command(ctx: &Ctx, run: &str, dir: &str) -> Option<String> {
     if !std::path::Path::new(dir).is_absolute() {
         return None;
     }
-    let st = rustix::fs::stat(&ctx.conv.dir).ok()?;
-    if !crate::fix::persist::run_repaired(std::path::Path::new(dir), run, (st.st_dev, st.st_ino)) {
+    // the folder as it was read (never its path looked up again)
+    let here = ctx.conv.root.as_ref()?.dev_ino().ok()?;
+    if !crate::fix::persist::run_repaired(std::path::Path::new(dir), run, here) {
         return None;
     }
     let default = crate::fix::persist::default_backup_root().ok();
