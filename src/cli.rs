@@ -235,8 +235,9 @@ pub struct UndoArgs {
     #[arg(long, requires = "prune")]
     pub force: bool,
 
-    /// With --prune: say what would be removed, and remove nothing.
-    #[arg(long, requires = "prune")]
+    /// Say what would be done, and change nothing: with a run id, what
+    /// `undo` would do with each file; with --prune, what would be removed.
+    #[arg(long, conflicts_with = "list")]
     pub dry_run: bool,
 }
 

@@ -118,12 +118,8 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             "events/{}",
             crate::store::event::canonical_name(i as u64, &id)
         );
-        p.push(
-            rel.clone(),
-            Action::Replace(bytes),
-            Safety::Unsafe,
-            what.clone(),
-        );
-        p.push(rel, Action::Rename(to), Safety::Unsafe, what);
+        p.push(rel.clone(), Action::Replace(bytes), Safety::Unsafe, what);
+        let renamed = format!("name the file after the placeholder's id: `{to}`");
+        p.push(rel, Action::Rename(to), Safety::Unsafe, renamed);
     }
 }

@@ -39,12 +39,23 @@ Why it matters
   written. Repairing such a folder afresh would build on the half-made
   state and give another result than the planned repair.
 
+  `undo` keeps the same journal (its `operation` is `undo`) while it puts
+  more than one file of a conversation back, for the same reason: a folder
+  half undone is neither the repair nor the original (a placeholder removed
+  before the file it stood for is back leaves a gap in the index, which a
+  fresh repair would close differently).
+
 Repair
   None automatic: `repair` refuses this conversation. The journal names
   the run and its backup folder; `convo-doctor undo --backup-dir DIR RUN`
   puts every file back as it was before that run (name for name, byte for
-  byte) and removes the journal; run `repair` again afterwards. The SDK
-  never reads the journal: it is safe to leave while deciding."
+  byte) and removes the journal (for an interrupted undo, running it again
+  finishes it); run `repair` again afterwards. The command is printed with
+  the journal's backup folder only when that folder is one `undo` trusts,
+  holding that run, which repaired this very folder: the journal is the
+  folder owner's to write, and nothing a stranger wrote goes into a command
+  to paste. The SDK never reads the journal: it is safe to leave while
+  deciding."
     }
 
     fn repair(&self) -> Repair {
@@ -67,11 +78,18 @@ Repair
         };
         let run = field("run_id").filter(|id| crate::fix::persist::valid_run_id(id));
         let dir = field("backup_dir").filter(|d| !d.is_empty() && d.len() <= 4096);
+        // The journal is the folder owner's to write: its backup folder goes
+        // into a command only once it is vouched for (a backup folder undo
+        // trusts, holding that run, which repaired this very folder), and
+        // only when no redaction touches the command (a printed command is
+        // never changed after it is quoted).
         let how = match (&run, &dir) {
-            (Some(run), Some(dir)) => format!(
-                "`{}` puts every file back as it was before that run",
-                crate::text::undo_command(run, Some(&ctx.redactor.redact(dir)))
-            ),
+            (Some(run), Some(dir)) => match vouched_command(ctx, run, dir) {
+                Some(cmd) => format!("`{cmd}` puts every file back as it was before that run"),
+                None => format!(
+                    "`convo-doctor undo --backup-dir DIR {run}`, with DIR the backup folder that run used, puts every file back as it was (the folder the journal names is not printed: it is not a backup folder undo trusts here that holds this run of this conversation; `convo-doctor undo --list --backup-dir DIR` shows the runs of a folder)"
+                ),
+            },
             (Some(run), None) => format!(
                 "`convo-doctor undo {run}` (with the --backup-dir that run used) puts every file back as it was"
             ),
@@ -82,13 +100,46 @@ Repair
             (_, Some(run)) => format!(" (run {run})"),
             _ => String::new(),
         };
+        // an undo keeps the same journal while it puts more than one file back
+        let message = if field("operation").as_deref() == Some("undo") {
+            format!(
+                "a convo-doctor undo{what} stopped half-way through this conversation: some of its files were put back, some not; running it again finishes it: {how}; then repair again if needed"
+            )
+        } else {
+            format!(
+                "a convo-doctor repair{what} stopped half-way through this conversation: some of its changes were made, some not; {how}; then repair again"
+            )
+        };
         out.push(Finding::new(
             self.id(),
             Severity::Error,
             REPAIR_JOURNAL,
-            format!(
-                "a convo-doctor repair{what} stopped half-way through this conversation: some of its changes were made, some not; {how}; then repair again"
-            ),
+            message,
         ));
     }
+}
+
+/// The `undo` command for `run` with the journal's backup folder `dir`, if
+/// `dir` is vouched for: a backup folder `undo` would trust (the invoking
+/// user's, private, no link on the way) holding run `run`, whose manifest
+/// names this very conversation folder (device and inode), and the command
+/// is one no redaction changes.
+fn vouched_command(ctx: &Ctx, run: &str, dir: &str) -> Option<String> {
+    if !std::path::Path::new(dir).is_absolute() {
+        return None;
+    }
+    // the folder as it was read (never its path looked up again)
+    let here = ctx.conv.root.as_ref()?.dev_ino().ok()?;
+    if !crate::fix::persist::run_repaired(std::path::Path::new(dir), run, here) {
+        return None;
+    }
+    let default = crate::fix::persist::default_backup_root().ok();
+    let shown = (default.as_deref() != Some(std::path::Path::new(dir))).then_some(dir);
+    let cmd = crate::text::undo_command(run, shown);
+    let untouched = |s: &str| {
+        ctx.redactor.redact(s) == s
+            && crate::secrets::redact_all(s) == s
+            && crate::render::sanitize(s) == s
+    };
+    untouched(&cmd).then_some(cmd)
 }

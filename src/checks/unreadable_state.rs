@@ -182,8 +182,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         .iter()
         .filter(|n| n.starts_with(".base_state.json."))
         .filter_map(|n| {
-            // a temp file no repair plans for: read from disk
-            let (b, md) = crate::store::fsread::read_regular(&ctx.conv.dir.join(n)).ok()?;
+            let (b, md) = ctx.conv.read_file(n).ok()?;
             let v: Value = serde_json::from_slice(&b).ok()?;
             let t = md.modified().ok()?;
             is_state(&v).then(|| (t, n.clone(), b))

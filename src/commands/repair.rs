@@ -12,6 +12,7 @@ use crate::fix::{self, RepairOptions};
 use crate::render;
 use crate::render::output::Output;
 use crate::render::repair::json as rjson;
+use crate::store::fsread::DirFd;
 
 /// Results held at once per worker thread, waiting for their turn.
 const WINDOW_PER_THREAD: usize = 4;
@@ -21,6 +22,9 @@ enum Planned {
     Plan(Box<fix::Plan>),
     /// Passed over by `--since` / `--changed-since`.
     Unmodified,
+    /// The folder listed could not be opened again from its PATH without
+    /// following a link (swapped for a link, replaced by a file, gone).
+    Unopened(String),
 }
 
 pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
@@ -121,7 +125,14 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     };
     // As for `diagnose`: a PATH that cannot be read or holds no conversation
     // (a failed mount, a typo) is an error, not a quiet "nothing to repair".
+    // Each PATH is opened once, before it is listed, and held: every
+    // conversation found in it is opened from that descriptor, one
+    // component at a time without following a link, and planned, proven
+    // and written through what was opened (a folder swapped for a link
+    // after the listing is refused, never followed).
+    let bases: Vec<std::io::Result<DirFd>> = args.paths.iter().map(|p| DirFd::open(p)).collect();
     let scan = scan::discover(&args.paths, args.allow_empty);
+    persist::pause_point("after-listing");
     for n in &scan.notes {
         render::note(n);
     }
@@ -140,15 +151,29 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     // each plan is applied (which verifies under the locks that nothing
     // changed since it was read) and reported in path order.
     let work = |i: usize| {
-        let dir = &list[i].0;
+        let (dir, k) = &list[i];
         if cutoff.is_some_and(|c| !since::modified_since(dir, c)) {
             return Planned::Unmodified;
         }
-        Planned::Plan(Box::new(fix::plan(
-            dir,
-            dir.display().to_string(),
-            &options(),
-        )))
+        let opened = match &bases[*k] {
+            Ok(base) => match dir.strip_prefix(&args.paths[*k]) {
+                Ok(rel) => base.open_below(rel, dir),
+                Err(_) => Err(std::io::Error::other("it is not below the PATH given")),
+            },
+            Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+        };
+        match opened {
+            Ok(conv) => Planned::Plan(Box::new(fix::plan(
+                &conv,
+                dir.display().to_string(),
+                &options(),
+            ))),
+            Err(e) => Planned::Unopened(format!(
+                "`{}` is not repaired: it could not be opened again as the folder that was listed ({}); nothing was changed",
+                dir.display(),
+                crate::store::fsread::os_words(&e)
+            )),
+        }
     };
     let mut stop: Option<ExitStatus> = None;
     let emit = |i: usize, done: ordered::Done<Planned>| {
@@ -157,6 +182,11 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             Ok(Planned::Plan(p)) => p,
             Ok(Planned::Unmodified) => {
                 summary.scan.skipped_unmodified += 1;
+                return true;
+            }
+            Ok(Planned::Unopened(why)) => {
+                summary.scan.error(why);
+                status = ExitStatus::Error;
                 return true;
             }
             Err(panic) => {
@@ -204,7 +234,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         let ok = plan.has_changes() && !matches!(applied, Some(Err(_)));
         unsafe_pending |= plan.unsafe_pending();
         if ok {
-            files += plan.edits.len() + plan.moves.len() + plan.creates.len();
+            files += plan.changed_files();
             conversations += 1;
         }
         let remaining: &[crate::checks::Finding] = if ok {
@@ -332,6 +362,12 @@ fn human(
 pub fn undo(args: &UndoArgs) -> ExitStatus {
     if args.prune {
         return super::undo_list::prune(args).unwrap_or_else(|e| {
+            render::fail(&e);
+            ExitStatus::Error
+        });
+    }
+    if args.dry_run {
+        return super::undo_list::dry_run(args).unwrap_or_else(|e| {
             render::fail(&e);
             ExitStatus::Error
         });

@@ -1,104 +1,90 @@
 //! `convo-doctor undo --list`: the repair runs kept under a backup directory,
 //! what each changed, and whether it can still be undone. Read-only.
 //! `undo --prune --older-than DURATION`: remove the old ones.
+//! `undo RUN --dry-run`: what `undo RUN` would do with each file.
 //!
-//! Manifests are read as plain JSON (only `run_id`, `created` and each file's
-//! `conversation`, `file`, `sha256_before`, `sha256_after`), so the listing
-//! does not depend on the rest of the manifest's layout.
+//! All three decide each file exactly as `undo` does
+//! (`persist::decide`): a renamed file is looked for under its new name, a
+//! file taken out by bringing it back, a created one by removing it.
 
 use std::fs;
-use std::path::Path;
 
 use anyhow::Context;
-use serde_json::Value;
 
 use super::ExitStatus;
 use crate::cli::UndoArgs;
-use crate::fix::persist;
+use crate::fix::persist::{self, Assessment, RunReport};
 use crate::render::runs::{self, PruneLine, RunState, RunSummary};
 
-/// What one file of a run holds now.
-fn file_state(f: &Value) -> RunState {
-    let get = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or_default();
-    let path = Path::new(get("conversation")).join(get("file"));
-    // Never a plain read: a manifest is input too, and a FIFO or a device
-    // named in it must not hang the listing.
-    match crate::store::fsread::read_regular(&path) {
-        Ok((bytes, _)) => {
-            let now = persist::sha256(&bytes);
-            if now == get("sha256_after") {
-                RunState::Undoable
-            } else if now == get("sha256_before") {
-                RunState::Undone
-            } else {
-                RunState::ChangedSince
-            }
-        }
-        Err(_) => RunState::ChangedSince,
+/// A run's state, from what `undo` would do with each of its files.
+fn state_of(a: &Assessment) -> RunState {
+    if a.refused > 0 {
+        RunState::ChangedSince
+    } else if a.restorable > 0 {
+        RunState::Undoable
+    } else {
+        RunState::Undone
     }
 }
 
-fn summarize(dir: &Path) -> Option<RunSummary> {
-    let text = fs::read_to_string(dir.join("manifest.json")).ok()?;
-    let m: Value = serde_json::from_str(&text).ok()?;
-    let files = m
-        .get("files")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut conversations: Vec<&str> = files
-        .iter()
-        .filter_map(|f| f.get("conversation").and_then(Value::as_str))
-        .collect();
-    conversations.sort_unstable();
-    conversations.dedup();
-    let states: Vec<RunState> = files.iter().map(file_state).collect();
-    // the run's state is its least undoable file's
-    let state = states.iter().copied().max().unwrap_or(RunState::Undone);
-    Some(RunSummary {
-        run_id: dir.file_name()?.to_string_lossy().into_owned(),
-        created: m
-            .get("created")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string(),
-        files: files.len(),
-        conversations: conversations.len(),
+fn summary_of(r: &RunReport) -> RunSummary {
+    let (state, only_copy, why) = match &r.assessed {
+        Ok(a) => (state_of(a), a.only_copy, None),
+        Err(why) => (RunState::Untrusted, 0, Some(why.clone())),
+    };
+    RunSummary {
+        run_id: r.run_id.clone(),
+        created: r.created.clone(),
+        files: r.files,
+        conversations: r.conversations,
         state,
-    })
+        only_copy,
+        why,
+    }
+}
+
+fn backup_root(args: &UndoArgs) -> anyhow::Result<std::path::PathBuf> {
+    match &args.backup_dir {
+        Some(d) => Ok(d.clone()),
+        None => persist::default_backup_root().map_err(anyhow::Error::msg),
+    }
 }
 
 pub fn list(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
-    let root = match &args.backup_dir {
-        Some(d) => d.clone(),
-        None => persist::default_backup_root().map_err(anyhow::Error::msg)?,
-    };
-    let mut runs: Vec<RunSummary> = Vec::new();
-    match fs::read_dir(&root) {
-        Ok(rd) => {
-            for e in rd.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    runs.extend(summarize(&e.path()));
-                }
-            }
-        }
-        // no repair has written here yet: an empty list
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot list `{}`", root.display()));
-        }
-    }
+    let root = backup_root(args)?;
+    // no repair has written here yet: an empty list
+    let listing = persist::list_runs(&root)
+        .map_err(anyhow::Error::msg)?
+        .unwrap_or_default();
+    let mut runs: Vec<RunSummary> = listing.runs.iter().map(summary_of).collect();
     runs.sort_by(|a, b| a.created.cmp(&b.created).then(a.run_id.cmp(&b.run_id)));
     let hint_dir = args.backup_dir.as_deref();
     let w = &mut std::io::stdout().lock();
     let listed = match args.format {
-        crate::cli::ListFormat::Human => runs::list(w, &root, &runs, hint_dir),
-        crate::cli::ListFormat::Json => runs::list_json(w, &root, &runs, hint_dir),
+        crate::cli::ListFormat::Human => runs::list(w, &root, &runs, &listing, hint_dir),
+        crate::cli::ListFormat::Json => runs::list_json(w, &root, &runs, &listing, hint_dir),
     };
     if let Err(e) = listed {
         return Ok(super::diagnose::broken_pipe_or_error(e));
     }
     Ok(ExitStatus::Success)
+}
+
+/// `undo RUN --dry-run`: what `undo RUN` would do with each file, decided
+/// as `undo` decides; nothing is written. Exit 1 when it would refuse a file.
+pub fn dry_run(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
+    let root = backup_root(args)?;
+    let (dir, manifest) = persist::load_run(&root, &args.run_id).map_err(anyhow::Error::msg)?;
+    let decided = persist::assess(&dir, &manifest.files);
+    let refused = decided.iter().any(|(_, d)| d.is_refused());
+    if let Err(e) = runs::undo_dry_run(&mut std::io::stdout().lock(), &decided) {
+        return Ok(super::diagnose::broken_pipe_or_error(e));
+    }
+    Ok(if refused {
+        ExitStatus::Findings
+    } else {
+        ExitStatus::Success
+    })
 }
 
 /// `undo --prune --older-than DURATION [--force] [--dry-run]`: remove the
@@ -112,10 +98,7 @@ pub fn prune(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
     let older = args
         .older_than
         .context("--prune needs --older-than DURATION")?;
-    let root = match &args.backup_dir {
-        Some(d) => d.clone(),
-        None => persist::default_backup_root().map_err(anyhow::Error::msg)?,
-    };
+    let root = backup_root(args)?;
     let mut lines = Vec::new();
     let mut newer = 0usize;
     if fs::symlink_metadata(&root).is_ok() {
@@ -163,15 +146,17 @@ pub fn prune(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
                 )));
                 continue;
             }
-            if let Err(e) = persist::load_run(&root, &name) {
-                lines.push(kept(format!("{e} (remove it by hand if it is not needed)")));
-                continue;
-            }
-            let Some(summary) = summarize(&path) else {
-                lines.push(kept("its manifest cannot be read".into()));
-                continue;
+            let summary = match persist::report_run(&root, &name) {
+                Ok(r) => summary_of(&r),
+                Err(e) => {
+                    lines.push(kept(format!("{e} (remove it by hand if it is not needed)")));
+                    continue;
+                }
             };
-            if summary.state == RunState::Undoable && !args.force {
+            // a run undo could still use, or the only copy of files taken
+            // out of a conversation, stays unless --force
+            let needed = summary.state == RunState::Undoable || summary.only_copy > 0;
+            if needed && !args.force {
                 lines.push(PruneLine::Held(summary));
                 continue;
             }

@@ -13,7 +13,6 @@
 //! then left says why.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 
 use super::state::{Touch, Virtual};
 use super::{Left, LeftReason, Plan, Refusal, RepairOptions};
@@ -21,7 +20,8 @@ use crate::analysis::Analysis;
 use crate::checks::{self, Applicability, Finding, Severity};
 use crate::edit::{Change, Leave, Proposals, Safety};
 use crate::report::{self, ConversationReport};
-use crate::store::conversation::{stamp, Overlay, RecordCache};
+use crate::store::conversation::{stamp_at, Overlay, RecordCache};
+use crate::store::fsread::DirFd;
 use crate::version::Version;
 
 /// Passes after which the engine stops and says so (a fixpoint is normally
@@ -43,7 +43,7 @@ struct Pass {
 }
 
 struct Setup<'a> {
-    dir: &'a Path,
+    dir: &'a DirFd,
     /// The first read's parsed event files: later passes re-read only what
     /// they changed.
     cache: RecordCache,
@@ -252,7 +252,7 @@ fn fixpoint(
         }
         let dropped_checks: HashSet<&str> = dropped.iter().map(|d| d.change.check).collect();
         passes += 1;
-        let a = Analysis::load_cached(s.dir, s.version, &v.overlay, Some(&s.cache));
+        let a = Analysis::load_at(s.dir, s.version, &v.overlay, Some(&s.cache));
         let next = run_pass(&a, s, blocked);
         for (check, file, was, what) in claims {
             if dropped_checks.contains(check) {
@@ -396,11 +396,13 @@ fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
     Ok(())
 }
 
-/// Plan the repair of one conversation. Writes nothing.
-pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
+/// Plan the repair of one conversation, held open as `dir` (every read and
+/// the proof go through it; `persist::apply` writes through it). Writes
+/// nothing.
+pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
     let version = opts.version();
-    let stamp_before = stamp(dir);
-    let first = Analysis::load(dir, version, &Overlay::new());
+    let stamp_before = stamp_at(dir);
+    let first = Analysis::load_at(dir, version, &Overlay::new(), None);
     let s = Setup {
         dir,
         cache: RecordCache::of(&first.conv),
@@ -413,7 +415,8 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
     // pass 0 is planned once; a fresh start holds checks back from it
     let p0 = run_pass(&first, &s, &none);
     let mut plan = Plan {
-        dir: dir.to_path_buf(),
+        dir: dir.path().to_path_buf(),
+        root: dir.clone(),
         display: display.clone(),
         edits: Vec::new(),
         moves: Vec::new(),
@@ -570,7 +573,7 @@ pub fn plan(dir: &Path, display: String, opts: &RepairOptions) -> Plan {
         // is no longer what the plan was made from, the proof is about a
         // moment that never existed as a whole.
         crate::fix::persist::pause_point("before-proof");
-        let moved = stamp(dir) != stamp_before;
+        let moved = stamp_at(dir) != stamp_before;
         let flagged = fin
             .report
             .findings

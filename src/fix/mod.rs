@@ -116,6 +116,9 @@ impl Refusal {
 #[derive(Debug)]
 pub struct Plan {
     pub dir: PathBuf,
+    /// The conversation folder as it was opened, held: the plan was read
+    /// and proven through it, and `persist::apply` writes through it.
+    pub root: crate::store::fsread::DirFd,
     pub display: String,
     pub edits: Vec<Edit>,
     /// Renames and removals of original files (applied after the edits).
@@ -144,6 +147,23 @@ impl Plan {
     pub fn has_changes(&self) -> bool {
         self.refused.is_none()
             && (!self.edits.is_empty() || !self.moves.is_empty() || !self.creates.is_empty())
+    }
+
+    /// How many files of the conversation the plan changes: each original
+    /// file once (edited, renamed, or both, or taken out), and each new
+    /// file; as many as the run's manifest holds for the conversation and
+    /// `undo --list` counts (the SDK lock file a run creates to take it is
+    /// not a file of the conversation, and counted by neither).
+    pub fn changed_files(&self) -> usize {
+        let mut originals: Vec<&str> = self
+            .edits
+            .iter()
+            .map(|e| e.rel.as_str())
+            .chain(self.moves.iter().map(|m| m.rel.as_str()))
+            .collect();
+        originals.sort_unstable();
+        originals.dedup();
+        originals.len() + self.creates.len()
     }
 
     /// Unsafe repairs left out because `--unsafe-fixes` was not given.

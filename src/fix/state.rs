@@ -4,7 +4,6 @@
 //! from the original folder to the final one ([`Virtual::composite`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
 
 use crate::edit::{Action, Change, Op, Safety};
 use crate::store::conversation::Overlay;
@@ -61,7 +60,8 @@ pub enum Origin {
 
 #[derive(Clone, Debug)]
 pub struct Virtual {
-    pub dir: PathBuf,
+    /// The conversation folder, held open: every original is read through it.
+    pub dir: crate::store::fsread::DirFd,
     pub overlay: Overlay,
     /// Files this run created (current names).
     created: HashSet<String>,
@@ -81,7 +81,7 @@ pub struct Dropped {
 }
 
 impl Virtual {
-    pub fn new(dir: &Path) -> Virtual {
+    pub fn new(dir: &crate::store::fsread::DirFd) -> Virtual {
         // what is written is written now: event files first, the state
         // files after them (persist::apply writes in that order)
         let now = std::time::SystemTime::now();
@@ -90,7 +90,7 @@ impl Virtual {
             ..Overlay::new()
         };
         Virtual {
-            dir: dir.to_path_buf(),
+            dir: dir.clone(),
             overlay,
             created: HashSet::new(),
             originals: HashMap::new(),
@@ -131,7 +131,7 @@ impl Virtual {
     }
 
     fn on_disk(&self, rel: &str) -> bool {
-        std::fs::symlink_metadata(self.dir.join(rel)).is_ok()
+        self.dir.lstat(rel).is_ok()
     }
 
     fn exists(&self, rel: &str) -> bool {
@@ -154,8 +154,12 @@ impl Virtual {
         if let Some(b) = self.originals.get(orig) {
             return Ok(b.clone());
         }
-        let (b, _) = crate::store::fsread::read_regular(&self.dir.join(orig))
-            .map_err(|e| format!("cannot read {orig} again: {e}"))?;
+        let (b, _) = self.dir.read_regular(orig, false).map_err(|e| {
+            format!(
+                "cannot read {orig} again: {}",
+                crate::store::Unreadable::from(e)
+            )
+        })?;
         self.originals.insert(orig.to_string(), b.clone());
         Ok(b)
     }

@@ -33,10 +33,28 @@ pub const MAX_LISTED: usize = 200;
 pub const MAX_FINDINGS: usize = 40;
 
 /// Untrusted text for Markdown (a paragraph, a heading or a table cell):
-/// every character with a meaning in CommonMark, GFM or HTML as an entity.
+/// every character with a meaning in CommonMark, GFM or HTML as an entity,
+/// and no autolink: GitHub turns `https://…`, `www.…` and e-mail addresses
+/// into links (cmark-gfm's autolink extension, which sees through entities:
+/// `a&#64;b.example` is still a mailto link), and `@name` and `#123` into
+/// mentions and references. A zero-width joiner (U+200D, invisible) after
+/// the `:` of `scheme:/`, `mailto:` and `xmpp:`, between `www` and its dot,
+/// and after every `@` and every `#` before a letter or digit breaks each of
+/// them (checked with the real cmark-gfm: fixtures/gfm_autolinks.json).
 pub fn md(s: &str) -> String {
+    const ZWJ: &str = "&#8205;";
+    let chars: Vec<char> = s.chars().collect();
+    let ends_with_ci = |i: usize, word: &str| {
+        let n = word.chars().count();
+        i + 1 >= n
+            && chars[i + 1 - n..=i]
+                .iter()
+                .zip(word.chars())
+                .all(|(a, b)| a.eq_ignore_ascii_case(&b))
+    };
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -50,6 +68,16 @@ pub fn md(s: &str) -> String {
                 let _ = write!(out, "&#{};", c as u32);
             }
             c => out.push(c),
+        }
+        let breaks = match c {
+            ':' => next == Some('/') || ends_with_ci(i, "mailto:") || ends_with_ci(i, "xmpp:"),
+            'w' | 'W' => next == Some('.') && ends_with_ci(i, "www"),
+            '@' => true,
+            '#' => next.is_some_and(|n| n.is_alphanumeric()),
+            _ => false,
+        };
+        if breaks {
+            out.push_str(ZWJ);
         }
     }
     out
@@ -429,6 +457,16 @@ mod tests {
         assert_eq!(md("[l](u)"), "&#91;l&#93;(u)");
         assert_eq!(md("a & b"), "a &amp; b");
         assert_eq!(md("plain 00003–00004 ü"), "plain 00003–00004 ü");
+    }
+
+    #[test]
+    fn markdown_text_makes_no_autolink() {
+        assert_eq!(md("https://e.example"), "https:&#8205;//e.example");
+        assert_eq!(md("WWW.e.example"), "WWW&#8205;.e.example");
+        assert_eq!(md("a@b.example"), "a&#64;&#8205;b.example");
+        assert_eq!(md("MailTo:x"), "MailTo:&#8205;x");
+        assert_eq!(md("#12 # 3"), "&#35;&#8205;12 &#35; 3");
+        assert_eq!(md("wwwx.y 10:30"), "wwwx.y 10:30");
     }
 
     #[test]

@@ -388,13 +388,26 @@ pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
             );
         }
     }
+    // The pasteable command is never redacted after it is built (a learned
+    // "secret" spanning its quotes could unquote it): the text before and
+    // after it is redacted on its own, and the line is printed only when
+    // redaction leaves it as it is.
+    let head = std::mem::take(&mut s);
+    let mut hint = String::new();
     if let (Some(id), Some(dir)) = (&sum.run.id, &sum.run.backup_dir) {
-        let _ = writeln!(
-            s,
-            "backups: {} (undo with `{}`)",
+        let line = format!(
+            "backups: {} (undo with `{}`)\n",
             sanitize(dir),
             undo_hint(id, dir)
         );
+        hint = if crate::secrets::redact_all(&line) == line {
+            line
+        } else {
+            crate::secrets::redact_all(&format!(
+                "backups: {} (run {id}: its undo command is not printed, as redaction would change it)\n",
+                sanitize(dir)
+            ))
+        };
     }
     let fixed = by_count(sum.by_check.iter().map(|(c, n)| (*c, n.fixed(), "")));
     if !fixed.is_empty() {
@@ -447,7 +460,8 @@ pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
     if sum.scan.errors > 0 {
         let _ = writeln!(s, "{}", super::errors_line(sum.scan.errors));
     }
-    w.write_all(crate::secrets::redact_all(&s).as_bytes())?;
+    let out = crate::secrets::redact_all(&head) + &hint + &crate::secrets::redact_all(&s);
+    w.write_all(out.as_bytes())?;
     w.flush()
 }
 

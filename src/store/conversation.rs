@@ -15,9 +15,7 @@ use super::event::{
     counts_as_event_file, invalid, parse_event, parse_event_for, parse_event_name, EventRecord,
     Unreadable,
 };
-use super::fsread::{
-    access_error, io_reason, read_listed_regular, read_regular_checked, ReadError,
-};
+use super::fsread::{access_error, io_reason, DirFd, Meta, ReadError};
 
 /// The journal `repair` keeps in a conversation folder while it changes
 /// more than one file there, removed when the last change is verified: if it
@@ -90,6 +88,10 @@ pub struct EventDir {
 #[derive(Debug)]
 pub struct Conversation {
     pub dir: PathBuf,
+    /// The folder as it was opened and read: every file was read relative
+    /// to this descriptor, and a repair proves and writes through it
+    /// (`None` when the folder could not be opened at all).
+    pub root: Option<DirFd>,
     /// The folder name (for agent-server folders, the 32-hex conversation id).
     pub folder: String,
     pub base_state: Doc,
@@ -130,7 +132,7 @@ impl Conversation {
         if self.overlay.gone.contains(rel) && !self.overlay.renamed.contains_key(rel) {
             return None;
         }
-        super::fsread::read_regular(&self.dir.join(self.overlay.source(rel)))
+        self.read_file(self.overlay.source(rel))
             .ok()
             .map(|(b, _)| b)
     }
@@ -141,28 +143,22 @@ impl Conversation {
 /// never follows a link, never blocks on a FIFO), checks with `fstat` that
 /// it is a regular file, and tries a shared flock, released at once: a
 /// writer appending an event holds it exclusively.
-fn writer_active(dir: &Path) -> bool {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let Ok(f) = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
-        .open(dir.join("events").join(".eventlog.lock"))
-    else {
+fn writer_active(dir: &DirFd) -> bool {
+    use rustix::fs::{FlockOperation, OFlags};
+    let Ok(fd) = dir.open_file("events/.eventlog.lock", OFlags::RDONLY | OFlags::NONBLOCK) else {
         return false;
     };
-    if !f
-        .metadata()
-        .is_ok_and(|m| m.file_type().is_file() && !m.file_type().is_fifo())
-    {
+    let regular = rustix::fs::fstat(&fd)
+        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_file());
+    if !regular {
         return false;
     }
-    match f.try_lock_shared() {
+    match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockShared) {
         Ok(()) => {
-            let _ = f.unlock();
+            let _ = rustix::fs::flock(&fd, FlockOperation::Unlock);
             false
         }
-        Err(fs::TryLockError::WouldBlock) => true,
-        Err(fs::TryLockError::Error(_)) => false,
+        Err(e) => e == rustix::io::Errno::WOULDBLOCK,
     }
 }
 
@@ -176,6 +172,14 @@ pub fn stamp(dir: &Path) -> Vec<Option<(SystemTime, u64)>> {
                 .ok()
                 .and_then(|m| Some((m.modified().ok()?, m.len())))
         })
+        .collect()
+}
+
+/// [`stamp`] of the folder held.
+pub fn stamp_at(dir: &DirFd) -> Vec<Option<(SystemTime, u64)>> {
+    ["events", "base_state.json", "meta.json"]
+        .iter()
+        .map(|n| dir.lstat(n).ok().and_then(|m| Some((m.mtime?, m.len))))
         .collect()
 }
 
@@ -227,42 +231,43 @@ impl Overlay {
 }
 
 fn read_with(
-    dir: &Path,
+    dir: &DirFd,
     rel: &str,
     overlay: &Overlay,
 ) -> Result<(Vec<u8>, Option<SystemTime>), ReadError> {
-    read_listed(dir, rel, overlay, false)
+    read_listed(dir, None, rel, overlay, false)
 }
 
 /// [`read_with`]; `listed_regular`: the directory listing showed a regular
-/// file, so the `lstat` before opening is skipped (see `read_listed_regular`).
+/// file, so the `lstat` before opening is skipped (see `DirFd::read_regular`).
 fn read_listed(
-    dir: &Path,
+    dir: &DirFd,
+    events: Option<&DirFd>,
     rel: &str,
     overlay: &Overlay,
     listed_regular: bool,
 ) -> Result<(Vec<u8>, Option<SystemTime>), ReadError> {
-    let path = dir.join(overlay.source(rel));
+    let source = overlay.source(rel);
     if let Some(bytes) = overlay.get(rel) {
         let mtime = match overlay.written_at {
             Some((events, _)) if rel.starts_with("events/") => Some(events),
             Some((_, state)) => Some(state),
-            None => fs::symlink_metadata(&path)
-                .ok()
-                .and_then(|m| m.modified().ok()),
+            None => dir.lstat(source).ok().and_then(|m| m.mtime),
         };
         return Ok((bytes.clone(), mtime));
     }
-    let read = if listed_regular && !overlay.renamed.contains_key(rel) {
-        read_listed_regular(&path)
-    } else {
-        read_regular_checked(&path)
+    let listed = listed_regular && !overlay.renamed.contains_key(rel);
+    // an event file through the events/ folder held (one open per folder,
+    // not one per file)
+    let read = match (events, source.strip_prefix("events/")) {
+        (Some(ev), Some(name)) if !name.contains('/') => ev.read_regular(name, listed),
+        _ => dir.read_regular(source, listed),
     };
-    read.map(|(b, md)| (b, md.modified().ok()))
+    read.map(|(b, md)| (b, md.mtime))
 }
 
 fn read_doc(
-    dir: &Path,
+    dir: &DirFd,
     rel: &str,
     overlay: &Overlay,
     access: &mut Vec<String>,
@@ -275,9 +280,7 @@ fn read_doc(
             access.push(message);
             (Doc::Unreadable(Unreadable::Io(reason)), None)
         }
-        Err(ReadError::File(Unreadable::Io(_))) if fs::symlink_metadata(dir.join(rel)).is_err() => {
-            (Doc::Missing, None)
-        }
+        Err(ReadError::File(Unreadable::Io(_))) if dir.lstat(rel).is_err() => (Doc::Missing, None),
         Err(ReadError::File(e)) => (Doc::Unreadable(e), None),
         Ok((bytes, mtime)) => {
             if bytes.is_empty() {
@@ -320,32 +323,62 @@ impl Conversation {
         overlay: &Overlay,
         cache: Option<&RecordCache>,
     ) -> Conversation {
-        let before = stamp(dir);
-        let busy_before = writer_active(dir);
-        let folder = dir
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        match DirFd::open(dir) {
+            Ok(root) => Self::load_at(&root, version, overlay, cache),
+            Err(e) => Self::unopened(dir, &e),
+        }
+    }
+
+    /// A folder that could not be opened at all (gone, not a directory, or
+    /// a folder above it this user may not enter).
+    fn unopened(dir: &Path, e: &std::io::Error) -> Conversation {
+        Conversation {
+            dir: dir.to_path_buf(),
+            root: None,
+            folder: folder_name(dir),
+            base_state: Doc::Missing,
+            base_state_mtime: None,
+            meta: Doc::Missing,
+            lease: Doc::Missing,
+            journal: Doc::Missing,
+            events: EventDir::default(),
+            entries: BTreeSet::new(),
+            changed_during_read: false,
+            access_errors: access_error(dir, e).into_iter().collect(),
+            overlay: Overlay::new(),
+        }
+    }
+
+    /// [`Conversation::load_cached`] of a folder already opened and held:
+    /// every file is read relative to it, never through a link.
+    pub fn load_at(
+        root: &DirFd,
+        version: Version,
+        overlay: &Overlay,
+        cache: Option<&RecordCache>,
+    ) -> Conversation {
+        let dir = root.path();
+        let before = stamp_at(root);
+        let busy_before = writer_active(root);
+        let folder = folder_name(dir);
         let mut access = Vec::new();
-        let (base_state, base_state_mtime) = read_doc(dir, "base_state.json", overlay, &mut access);
-        let (meta, _) = read_doc(dir, "meta.json", overlay, &mut access);
-        let (lease, _) = read_doc(dir, "owner_lease.json", overlay, &mut access);
-        let entries: BTreeSet<String> = match fs::read_dir(dir) {
-            Ok(rd) => rd
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect(),
+        let (base_state, base_state_mtime) =
+            read_doc(root, "base_state.json", overlay, &mut access);
+        let (meta, _) = read_doc(root, "meta.json", overlay, &mut access);
+        let (lease, _) = read_doc(root, "owner_lease.json", overlay, &mut access);
+        let entries: BTreeSet<String> = match root.list("") {
+            Ok(names) => names.into_iter().map(|(n, _)| n).collect(),
             Err(e) => {
                 access.extend(access_error(dir, &e));
                 BTreeSet::new()
             }
         };
         let journal = if entries.contains(REPAIR_JOURNAL) {
-            read_doc(dir, REPAIR_JOURNAL, overlay, &mut access).0
+            read_doc(root, REPAIR_JOURNAL, overlay, &mut access).0
         } else {
             Doc::Missing
         };
-        let mut events = read_events(dir, version, overlay, cache);
+        let mut events = read_events(root, version, overlay, cache);
         access.append(&mut events.access_errors);
         // A file that read as broken may just have been mid-write: if it is
         // no longer what was read, or anything else moved, say so.
@@ -353,14 +386,15 @@ impl Conversation {
             f.record.is_err()
                 && f.mtime.is_some()
                 && !overlay.contains_key(&format!("events/{}", f.name))
-                && fs::symlink_metadata(dir.join("events").join(&f.name)).is_ok_and(|m| {
-                    m.is_file() && (m.len() != f.size || m.modified().ok() != f.mtime)
-                })
+                && root
+                    .lstat(&format!("events/{}", f.name))
+                    .is_ok_and(|m| m.is_file() && (m.len != f.size || m.mtime != f.mtime))
         });
         let changed_during_read =
-            busy_before || rewritten || stamp(dir) != before || writer_active(dir);
+            busy_before || rewritten || stamp_at(root) != before || writer_active(root);
         Conversation {
             dir: dir.to_path_buf(),
+            root: Some(root.clone()),
             folder,
             base_state,
             base_state_mtime,
@@ -374,6 +408,22 @@ impl Conversation {
             overlay: overlay.clone(),
         }
     }
+
+    /// Read the regular file `rel` of the folder as it was opened (through
+    /// the descriptor held, never through a link): for a check that needs
+    /// bytes the model did not keep.
+    pub fn read_file(&self, rel: &str) -> Result<(Vec<u8>, Meta), Unreadable> {
+        match &self.root {
+            Some(root) => root.read_regular(rel, false).map_err(Unreadable::from),
+            None => Err(Unreadable::Io("the folder could not be opened".into())),
+        }
+    }
+}
+
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Each event file of an earlier read, parsed, by its path relative to the
@@ -411,19 +461,19 @@ impl RecordCache {
 }
 
 fn read_events(
-    dir: &Path,
+    dir: &DirFd,
     version: Version,
     overlay: &Overlay,
     cache: Option<&RecordCache>,
 ) -> EventDir {
-    let events_dir = &dir.join("events");
+    let events_dir = &dir.path().join("events");
     let wide_index = version.wide_index();
     let mut out = EventDir::default();
-    match fs::symlink_metadata(events_dir) {
+    match dir.lstat("events") {
         Err(_) => return out,
         Ok(md) if !md.is_dir() => {
             out.exists = true;
-            out.error = Some(match super::fsread::file_kind(&md) {
+            out.error = Some(match md.kind_name() {
                 Some("symbolic link") => {
                     "`events` is a symbolic link, which is not followed".into()
                 }
@@ -434,34 +484,36 @@ fn read_events(
         }
         Ok(_) => out.exists = true,
     }
-    let rd = match fs::read_dir(events_dir) {
-        Ok(rd) => rd,
+    // with the listing's file type (d_type): a regular file needs no stat
+    // to tell it is not a directory. The release's schema (compiled on its
+    // first use, a few ms) is compiled meanwhile when a second thread is free.
+    let held = match dir.open_below(Path::new("events"), events_dir) {
+        Ok(fd) => fd,
         Err(e) => {
             out.error = Some(format!("`events/` cannot be listed: {}", io_reason(&e)));
             out.access_errors.extend(access_error(events_dir, &e));
             return out;
         }
     };
-    // with the listing's file type (d_type): a regular file needs no stat
-    // to tell it is not a directory. The release's schema (compiled on its
-    // first use, a few ms) is compiled meanwhile when a second thread is free.
-    let (_, listed) = rayon::join(
+    let (_, listing) = rayon::join(
         || crate::validate::schema_for(version).is_ok(),
-        || -> Vec<(String, PathBuf, Option<fs::FileType>)> {
-            rd.filter_map(|e| e.ok())
-                .map(|e| {
-                    let ft = e.file_type().ok();
-                    (e.file_name().to_string_lossy().into_owned(), e.path(), ft)
-                })
-                .filter(|(name, _, _)| !overlay.gone.contains(&format!("events/{name}")))
-                .collect()
-        },
+        || held.list(""),
     );
+    let listed: Vec<(String, Option<rustix::fs::FileType>)> = match listing {
+        Ok(names) => names
+            .into_iter()
+            .filter(|(name, _)| !overlay.gone.contains(&format!("events/{name}")))
+            .collect(),
+        Err(e) => {
+            out.error = Some(format!("`events/` cannot be listed: {}", io_reason(&e)));
+            out.access_errors.extend(access_error(events_dir, &e));
+            return out;
+        }
+    };
     // files a planned repair adds (renamed or created event files), after
     // the listing
-    let on_list: std::collections::HashSet<&str> =
-        listed.iter().map(|(n, _, _)| n.as_str()).collect();
-    let mut added: Vec<(String, PathBuf, Option<fs::FileType>)> = overlay
+    let on_list: std::collections::HashSet<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+    let added: Vec<(String, Option<rustix::fs::FileType>)> = overlay
         .files
         .keys()
         .chain(overlay.renamed.keys())
@@ -469,9 +521,8 @@ fn read_events(
         .filter(|name| !name.contains('/') && !on_list.contains(name))
         .collect::<std::collections::BTreeSet<&str>>()
         .into_iter()
-        .map(|name| (name.to_string(), events_dir.join(name), None))
+        .map(|name| (name.to_string(), None))
         .collect();
-    added.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     // Each entry is read and parsed on its own (in parallel on the pool the
     // caller runs in; one thread with -j1), then gathered in listing order.
     enum Entry {
@@ -485,24 +536,24 @@ fn read_events(
         .enumerate()
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|(pos, (name, path, ft))| {
+        .map(|(pos, (name, ft))| {
+            let rel = format!("events/{name}");
             // `_count_events_on_disk` sees a directory (or a link to one) as
             // `name/`, which does not end in `.json`: it is not counted.
-            let regular = ft.is_some_and(|t| t.is_file());
+            let regular = ft.is_some_and(|t| t == rustix::fs::FileType::RegularFile);
             let counted = counts_as_event_file(&name)
-                && (overlay.contains_key(&format!("events/{name}"))
+                && (overlay.contains_key(&rel)
                     || regular
-                    || !fs::metadata(&path).is_ok_and(|m| m.is_dir()));
+                    || !dir.stat(&rel).is_ok_and(|m| m.is_dir()));
             let mut denied = None;
             let entry = match parse_event_name(&name, wide_index) {
                 Some(n) => {
-                    let rel = format!("events/{name}");
                     let cached = (!overlay.files.contains_key(&rel))
                         .then(|| cache.and_then(|c| c.0.get(overlay.source(&rel))))
                         .flatten();
                     let (record, mtime, size) = match cached {
                         Some((record, mtime, size)) => (record.clone(), *mtime, *size),
-                        None => match read_listed(dir, &rel, overlay, regular) {
+                        None => match read_listed(dir, Some(&held), &rel, overlay, regular) {
                             Ok((bytes, mtime)) => (
                                 parse_event_for(&bytes, Some(version)),
                                 mtime,
@@ -527,7 +578,7 @@ fn read_events(
                     })
                 }
                 None if counts_as_event_file(&name) => {
-                    let record = match read_regular_checked(&path) {
+                    let record = match dir.read_regular(&rel, false) {
                         Ok((b, _)) => parse_event(&b).ok(),
                         Err(ReadError::Access { message, .. }) => {
                             denied = Some(message);

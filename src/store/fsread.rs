@@ -163,3 +163,344 @@ pub fn io_reason(e: &std::io::Error) -> String {
         _ => os_words(e),
     }
 }
+
+// ---------------------------------------------------------------------------
+// Reading below a directory held open.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
+
+/// A directory opened once and held: everything below it is read relative
+/// to the descriptor (`openat`), every component without following a link,
+/// so what was read, proven and written is the one folder opened, whatever
+/// happens to the path meanwhile. `path` is how it is shown (and how a
+/// manifest names it); it is never opened again to reach the folder.
+#[derive(Clone, Debug)]
+pub struct DirFd {
+    fd: Arc<OwnedFd>,
+    path: PathBuf,
+    /// The operator's PATH this folder was reached from, held, and the
+    /// components from it (each opened without following a link): how
+    /// [`DirFd::reached_again`] checks that the path still leads here.
+    from: Option<(Arc<OwnedFd>, Vec<std::ffi::OsString>)>,
+}
+
+/// What `lstat` (or `fstat`) says of an entry, for the store model.
+#[derive(Clone, Copy, Debug)]
+pub struct Meta {
+    pub kind: FileType,
+    pub len: u64,
+    pub mtime: Option<SystemTime>,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl Meta {
+    fn of(st: &Stat) -> Meta {
+        let mtime = (st.st_mtime >= 0).then(|| {
+            std::time::UNIX_EPOCH
+                + std::time::Duration::new(st.st_mtime as u64, st.st_mtime_nsec as u32)
+        });
+        Meta {
+            kind: FileType::from_raw_mode(st.st_mode),
+            len: st.st_size as u64,
+            mtime,
+            dev: st.st_dev,
+            ino: st.st_ino,
+        }
+    }
+    /// As `std::fs::Metadata::modified`.
+    pub fn modified(&self) -> std::io::Result<SystemTime> {
+        self.mtime
+            .ok_or_else(|| std::io::Error::other("no modification time"))
+    }
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn is_file(&self) -> bool {
+        self.kind == FileType::RegularFile
+    }
+    pub fn is_dir(&self) -> bool {
+        self.kind == FileType::Directory
+    }
+    /// What it is when it is not a regular file (as [`file_kind`]).
+    pub fn kind_name(&self) -> Option<&'static str> {
+        match self.kind {
+            FileType::RegularFile => None,
+            FileType::Directory => Some("directory"),
+            FileType::Symlink => Some("symbolic link"),
+            FileType::Fifo => Some("FIFO"),
+            FileType::Socket => Some("socket"),
+            _ => Some("device or special file"),
+        }
+    }
+}
+
+const HOLD: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+
+fn io_err(e: rustix::io::Errno) -> std::io::Error {
+    e.into()
+}
+
+/// Open `name` below `dir` as a held directory, never through a link.
+fn hold_below<Fd: AsFd>(dir: Fd, name: &std::ffi::OsStr) -> std::io::Result<OwnedFd> {
+    let fd = rfs::openat(dir, name, HOLD | OFlags::NOFOLLOW, Mode::empty()).map_err(io_err)?;
+    // O_PATH|O_NOFOLLOW opens a link itself: it must be a directory
+    let st = rfs::fstat(&fd).map_err(io_err)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        return Err(std::io::Error::other(format!(
+            "`{}` is a symbolic link or not a directory, which is not followed",
+            name.to_string_lossy()
+        )));
+    }
+    Ok(fd)
+}
+
+impl DirFd {
+    /// Open a folder the operator named (a link in it is followed: they
+    /// named it) and hold it.
+    pub fn open(path: &Path) -> std::io::Result<DirFd> {
+        let fd = rfs::openat(rfs::CWD, path, HOLD, Mode::empty()).map_err(io_err)?;
+        let fd = Arc::new(fd);
+        Ok(DirFd {
+            fd: fd.clone(),
+            path: path.to_path_buf(),
+            from: Some((fd, Vec::new())),
+        })
+    }
+
+    /// The folder at `rel` below this one (each component opened without
+    /// following a link), shown as `path`.
+    pub fn open_below(&self, rel: &Path, path: &Path) -> std::io::Result<DirFd> {
+        let mut here: Option<OwnedFd> = None;
+        let mut names = Vec::new();
+        for c in rel.components() {
+            let std::path::Component::Normal(name) = c else {
+                return Err(std::io::Error::other(format!(
+                    "`{}` is not a plain relative path",
+                    rel.display()
+                )));
+            };
+            here = Some(match &here {
+                None => hold_below(&*self.fd, name)?,
+                Some(d) => hold_below(d, name)?,
+            });
+            names.push(name.to_owned());
+        }
+        let Some(fd) = here else {
+            return Ok(self.clone());
+        };
+        let from = self.from.as_ref().map(|(base, pre)| {
+            let mut all = pre.clone();
+            all.extend(names);
+            (base.clone(), all)
+        });
+        Ok(DirFd {
+            fd: Arc::new(fd),
+            path: path.to_path_buf(),
+            from,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Device and inode of the folder held.
+    pub fn dev_ino(&self) -> std::io::Result<(u64, u64)> {
+        let st = rfs::fstat(&*self.fd).map_err(io_err)?;
+        Ok((st.st_dev, st.st_ino))
+    }
+
+    /// The folder held, opened for reading (listing, fsync, flock): `.`
+    /// relative to the descriptor, the same directory whatever the path
+    /// names now.
+    pub fn reopen(&self) -> std::io::Result<OwnedFd> {
+        rfs::openat(
+            &*self.fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(io_err)
+    }
+
+    /// Whether the operator's PATH still leads to this very folder (the
+    /// same components from the PATH held, none of them a link now): false
+    /// when a folder on the way was replaced, or swapped for a link, since
+    /// it was opened.
+    pub fn reached_again(&self) -> bool {
+        let Some((base, names)) = &self.from else {
+            return false;
+        };
+        let mut here: Option<OwnedFd> = None;
+        for name in names {
+            let next = match &here {
+                None => hold_below(&**base, name),
+                Some(d) => hold_below(d, name),
+            };
+            match next {
+                Ok(fd) => here = Some(fd),
+                Err(_) => return false,
+            }
+        }
+        let now = match &here {
+            None => rfs::fstat(&**base),
+            Some(d) => rfs::fstat(d),
+        };
+        match (now, rfs::fstat(&*self.fd)) {
+            (Ok(a), Ok(b)) => (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino),
+            _ => false,
+        }
+    }
+
+    /// The directory holding `rel` (each folder on the way opened without
+    /// following a link) and the last component.
+    fn parent_of<'a>(&self, rel: &'a str) -> std::io::Result<(Option<OwnedFd>, &'a str)> {
+        let mut parts = rel.split('/').collect::<Vec<_>>();
+        let name = parts.pop().unwrap_or_default();
+        if name.is_empty()
+            || parts
+                .iter()
+                .chain([&name])
+                .any(|p| p.is_empty() || *p == "." || *p == "..")
+        {
+            return Err(std::io::Error::other(format!(
+                "`{rel}` is not a plain relative path"
+            )));
+        }
+        let mut here: Option<OwnedFd> = None;
+        for d in parts {
+            here = Some(match &here {
+                None => hold_below(&*self.fd, std::ffi::OsStr::new(d))?,
+                Some(x) => hold_below(x, std::ffi::OsStr::new(d))?,
+            });
+        }
+        Ok((here, name))
+    }
+
+    fn at<T>(
+        &self,
+        rel: &str,
+        f: impl FnOnce(BorrowedFd<'_>, &str) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        let (dir, name) = self.parent_of(rel)?;
+        match &dir {
+            Some(d) => f(d.as_fd(), name),
+            None => f(self.fd.as_fd(), name),
+        }
+    }
+
+    /// `lstat` of `rel` (a link is not followed).
+    pub fn lstat(&self, rel: &str) -> std::io::Result<Meta> {
+        self.at(rel, |d, n| {
+            rfs::statat(d, n, AtFlags::SYMLINK_NOFOLLOW)
+                .map(|st| Meta::of(&st))
+                .map_err(io_err)
+        })
+    }
+
+    /// `stat` of `rel`, following a link in its last component (only ever
+    /// to tell what the SDK's own listing would take it for).
+    pub fn stat(&self, rel: &str) -> std::io::Result<Meta> {
+        self.at(rel, |d, n| {
+            rfs::statat(d, n, AtFlags::empty())
+                .map(|st| Meta::of(&st))
+                .map_err(io_err)
+        })
+    }
+
+    /// Open `rel` with `flags` (`O_NOFOLLOW` added).
+    pub fn open_file(&self, rel: &str, flags: OFlags) -> std::io::Result<OwnedFd> {
+        self.at(rel, |d, n| {
+            rfs::openat(
+                d,
+                n,
+                flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(io_err)
+        })
+    }
+
+    /// The entries of the folder `rel` ("" for this one), with the type the
+    /// listing gives (`d_type`; `None` when it does not say).
+    pub fn list(&self, rel: &str) -> std::io::Result<Vec<(String, Option<FileType>)>> {
+        let dir = if rel.is_empty() {
+            self.reopen()?
+        } else {
+            let held = self.at(rel, |d, n| hold_below(d, std::ffi::OsStr::new(n)))?;
+            rfs::openat(
+                &held,
+                ".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(io_err)?
+        };
+        let mut out = Vec::new();
+        for ent in rfs::Dir::read_from(&dir).map_err(io_err)? {
+            let ent = ent.map_err(io_err)?;
+            let name = ent.file_name().to_string_lossy().into_owned();
+            if name == "." || name == ".." {
+                continue;
+            }
+            let ft = ent.file_type();
+            out.push((name, (ft != FileType::Unknown).then_some(ft)));
+        }
+        Ok(out)
+    }
+
+    /// Read the regular file `rel`, like [`read_regular_checked`]:
+    /// `lstat` first (unless `listed_regular`: the listing said it is a
+    /// regular file), then opened `O_NOFOLLOW|O_NONBLOCK`, checked with
+    /// `fstat`, read within the limit.
+    pub fn read_regular(
+        &self,
+        rel: &str,
+        listed_regular: bool,
+    ) -> Result<(Vec<u8>, Meta), ReadError> {
+        let shown = self.path.join(rel);
+        let io = |e: std::io::Error| ReadError::io(&shown, &e);
+        let file = |u: Unreadable| ReadError::File(u);
+        if !listed_regular {
+            let md = self.lstat(rel).map_err(io)?;
+            if let Some(what) = md.kind_name() {
+                return Err(file(Unreadable::NotAFile(what)));
+            }
+            if md.len > READ_LIMIT {
+                return Err(file(Unreadable::TooLarge(md.len)));
+            }
+        }
+        let fd = self
+            .open_file(rel, OFlags::RDONLY | OFlags::NONBLOCK)
+            .map_err(io)?;
+        let md = Meta::of(&rfs::fstat(&fd).map_err(|e| io(io_err(e)))?);
+        if let Some(what) = md.kind_name() {
+            return Err(file(Unreadable::NotAFile(what)));
+        }
+        if md.len > READ_LIMIT {
+            return Err(file(Unreadable::TooLarge(md.len)));
+        }
+        let mut buf = Vec::with_capacity(md.len as usize);
+        File::from(fd)
+            .take(READ_LIMIT + 1)
+            .read_to_end(&mut buf)
+            .map_err(io)?;
+        if buf.len() as u64 > READ_LIMIT {
+            return Err(file(Unreadable::TooLarge(buf.len() as u64)));
+        }
+        Ok((buf, md))
+    }
+}

@@ -34,18 +34,16 @@ impl Loaded {
         Loaded::of(Conversation::load_with(dir, version, overlay), version)
     }
 
-    /// [`Loaded::load`], taking the event files a repair did not change from
-    /// an earlier read's `cache` (a repair's later passes).
-    pub fn load_cached(
-        dir: &std::path::Path,
+    /// [`Loaded::load`] through the folder's directory handle (opened once,
+    /// no link followed), taking the event files a repair did not change
+    /// from an earlier read's `cache` (a repair's later passes).
+    pub fn load_at(
+        dir: &crate::store::fsread::DirFd,
         version: Version,
         overlay: &Overlay,
         cache: Option<&crate::store::conversation::RecordCache>,
     ) -> Loaded {
-        Loaded::of(
-            Conversation::load_cached(dir, version, overlay, cache),
-            version,
-        )
+        Loaded::of(Conversation::load_at(dir, version, overlay, cache), version)
     }
 
     /// Index and view a conversation already read.

@@ -299,11 +299,7 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
             });
         }
     }
-    let files = if changing {
-        p.edits.len() + p.moves.len() + p.creates.len()
-    } else {
-        0
-    };
+    let files = if changing { p.changed_files() } else { 0 };
     let (planned, applied_list) = if dry_run {
         (changes_list, Vec::new())
     } else {

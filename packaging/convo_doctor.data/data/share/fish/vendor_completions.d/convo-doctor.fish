@@ -136,7 +136,7 @@ never\t''"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand undo" -l list -d 'List the repair runs under the backup directory, oldest first, with what each changed and whether it can still be undone; restore nothing'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand undo" -l prune -d 'Remove the run folders older than --older-than from the backup directory: only folders that are yours, private (0700) and not links, with a manifest you own. A run that can still be undone is kept unless --force; restore nothing'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand undo" -l force -d 'With --prune: remove old runs that can still be undone too (their backup is the only copy of the bytes the repair replaced)'
-complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand undo" -l dry-run -d 'With --prune: say what would be removed, and remove nothing'
+complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand undo" -l dry-run -d 'Say what would be done, and change nothing: with a run id, what `undo` would do with each file; with --prune, what would be removed'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand undo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand explain" -l color -d 'When to use colour in human output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t'Colour when stdout is a terminal, NO_COLOR is unset and TERM is not dumb'
 always\t''
