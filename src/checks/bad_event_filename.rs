@@ -37,16 +37,21 @@ Why it matters
 Repair
   Safe: an indexed file whose name is not the spelling the SDK rebuilds
   (`event-{idx:05d}-{id}.json`, e.g. a 6-digit index under 100000) is renamed
-  to that spelling: its bytes stay, and the SDK reads it again. A file the
-  name rule rejects outright (`event-1-x.json`, a non-hex id) stays for a
-  human: which index it belongs at cannot be known from its name."
+  to that spelling: its bytes stay, and the SDK reads it again. A file whose
+  index is only spelled short (`event-0006-<id>.json`) is renamed to its
+  canonical name when the HEAD names it (the conversation cannot load
+  without it) and that index is the log's next one (no gap, no file holds
+  it, its JSON id is the one in its name). Any other file the name rule
+  rejects (`event-x-1.json`, a non-hex id, a short index the HEAD does not
+  name) stays for a human: which index it belongs at, or whether it was
+  hidden on purpose, cannot be known from its name."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Safe,
             what: "rename an indexed file to the name the SDK rebuilds for it (`event-{idx:05d}-{id}.json`): renames only, every byte stays",
-            guards: "the file is in the SDK's index (its name matches the rule) and the canonical name is free; a file the rule rejects is left to a human (its index is unknown)",
+            guards: "the file is in the SDK's index (its name matches the rule) and the canonical name is free; a file the rule rejects is left to a human (its index is unknown), but for the HEAD's event under a short-spelled index that is the log's next one",
             planner: Some(plan),
         }
     }
@@ -68,7 +73,7 @@ Repair
                     "`{}` does not match the SDK's event-name rule: it is invisible, and the next append will skip an index and leave a gap.{content}",
                     s.name
                 ),
-            ).fixable(false));
+            ).fixable(restorable(ctx, s).is_some()));
         }
         let blocking = match ctx.load_error() {
             Some(LoadError::Read { idx, .. }) => Some(*idx),
@@ -90,13 +95,74 @@ Repair
     }
 }
 
-/// Rename each indexed file to the spelling the SDK reads it by.
+/// A stray whose index is only spelled short (`event-0006-<id>.json`) and
+/// is the log's next one: the index the name means is known, no file holds
+/// it, putting the event there leaves the log contiguous, and the HEAD
+/// names it (it is the log's own tail, which the conversation cannot load
+/// without). Its canonical name.
+fn restorable(ctx: &Ctx, s: &crate::store::conversation::StrayFile) -> Option<String> {
+    use crate::store::event::{canonical_name, parse_event_name};
+    let rest = s.name.strip_prefix("event-")?.strip_suffix(".json")?;
+    let (digits, id) = rest.split_once('-')?;
+    if digits.is_empty() || digits.len() >= 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let idx: u64 = digits.parse().ok()?;
+    let to = canonical_name(idx, id);
+    let n = ctx.reader.len() as u64;
+    let only = ctx
+        .conv
+        .events
+        .stray
+        .iter()
+        .filter(|o| o.name.starts_with("event-") && o.name.ends_with(&format!("-{id}.json")))
+        .count()
+        == 1;
+    let fits = idx == n
+        && ctx.index.gap_at.is_none()
+        && ctx.index.beyond_gap.is_empty()
+        && !ctx
+            .conv
+            .events
+            .files
+            .iter()
+            .any(|f| f.idx == idx || f.name_id == id)
+        && parse_event_name(&to, true).is_some_and(|e| e.id == id)
+        && s.record.as_ref().and_then(|r| r.id.as_deref()) == Some(id)
+        && only;
+    if !fits {
+        return None;
+    }
+    let head = ctx
+        .conv
+        .base_state
+        .value()
+        .and_then(|v| v.get("leaf_event_id"))
+        .and_then(serde_json::Value::as_str)
+        == Some(id);
+    head.then_some(to)
+}
+
+/// Rename each indexed file to the spelling the SDK reads it by, and a
+/// stray whose short index is the log's next one to its canonical name.
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     for s in &ctx.conv.events.stray {
-        p.leave(
-            format!("events/{}", s.name),
-            "the SDK's name rule rejects it, so which index it belongs at cannot be known from its name: a human decides (move it out, or rename it)",
-        );
+        let rel = format!("events/{}", s.name);
+        match restorable(ctx, s) {
+            Some(to) => p.push(
+                rel,
+                crate::edit::Action::Rename(format!("events/{to}")),
+                crate::edit::Safety::Safe,
+                format!(
+                    "rename `{}` to `{to}`: the HEAD names it, its short index is the log's next one, and no file holds it",
+                    s.name
+                ),
+            ),
+            None => p.leave(
+                rel,
+                "the SDK's name rule rejects it, so which index it belongs at cannot be known from its name: a human decides (move it out, or rename it)",
+            ),
+        }
     }
     for i in 0..ctx.reader.len() {
         if let Err(ReadError::NonCanonicalName { expected }) = ctx.reader.read(i) {

@@ -111,9 +111,23 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         .iter()
         .map(|f| f.name_id.as_str())
         .collect();
+    let mut by_name_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for j in 0..ctx.reader.len() {
+        *by_name_id.entry(ctx.reader.id(j)).or_default() += 1;
+    }
     for (i, json) in mismatched {
         let rel = ctx.event_path(i);
         let name_id = ctx.reader.id(i);
+        if by_name_id.get(name_id).copied().unwrap_or(0) > 1 {
+            // which of the files is the event is `duplicate-event-id`'s to
+            // decide (it may set this one aside): patching first would make
+            // a third claimant of the id
+            p.leave(
+                rel,
+                "another file has the same id in its name: `duplicate-event-id` decides first",
+            );
+            continue;
+        }
         let (by_json, by_name) = (named.contains(json), named.contains(name_id));
         let fits = crate::store::event::parse_event_name(
             &crate::store::event::canonical_name(i as u64, json),

@@ -59,6 +59,7 @@ pub mod v0_row;
 
 mod meta_repair;
 mod set_aside;
+mod tool_calls;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]

@@ -31,13 +31,18 @@ Why it matters
 Repair
   Unsafe (only with `repair --unsafe-fixes`): point the HEAD at the last real
   event of the log. With several branches that may be another branch than
-  the one the HEAD was on."
+  the one the HEAD was on. When that branch holds tool calls nothing
+  answers (the lost HEAD may have been a result), each gets an
+  AgentErrorEvent answering it, appended after that event, and the HEAD
+  moves to the last of them: at its next step the agent runs every
+  unanswered action on its branch again (`Agent._step`), and a tool whose
+  result was lost may already have run."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD",
+            what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD; a tool call left unanswered on that branch gets an AgentErrorEvent answering it (the agent would run it again on resume), and the HEAD moves to it",
             guards: "the HEAD's id is in no file at all (one beyond a gap or in a lost duplicate comes back when those are repaired, in the same run); unsafe because with several branches it may pick another one",
             planner: Some(plan),
         }
@@ -97,15 +102,89 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         return;
     };
     let tid = ctx.reader.id(t).to_string();
+    // the branch the HEAD would end: an action on it nothing answers would
+    // be run again at the agent's next step (its result may have been the
+    // lost HEAD), so each gets an error answering it, appended after `t`
+    let mut branch = vec![t];
+    let mut at = t;
+    while branch.len() <= ctx.reader.len() {
+        let Ok(rec) = ctx.reader.read(at) else { break };
+        match ctx.reader.effective_parent(at, rec) {
+            Ok(Some(q)) => {
+                branch.push(q);
+                at = q;
+            }
+            _ => break,
+        }
+    }
+    branch.reverse();
+    let open = super::tool_calls::unmatched(ctx, &branch);
+    let mut answers = Vec::new();
+    for &a in &open {
+        let Some(call) = super::tool_calls::call_of(ctx, a) else {
+            p.leave(
+                REL,
+                format!(
+                    "the HEAD would end a branch where the tool call of event {} is unanswered (the agent would run it again on resume) and it has no `tool_name` to answer it with",
+                    super::ix(a)
+                ),
+            );
+            return;
+        };
+        answers.push((a, call));
+    }
     let what = format!(
         "point the HEAD at the last real event, {} ({tid})",
         super::ix(t)
     );
+    if answers.is_empty() {
+        p.set(
+            REL,
+            "/leaf_event_id",
+            serde_json::Value::from(tid),
+            crate::edit::Safety::Unsafe,
+            what,
+        );
+        return;
+    }
+    let n = ctx.reader.len();
+    let ts = super::tool_calls::newest_timestamp(ctx);
+    let like = ctx.event_path(n - 1);
+    let mut parent = tid.clone();
+    for (k, (a, (tool_name, tc))) in answers.iter().enumerate() {
+        let mut seed = ctx.conv.folder.as_bytes().to_vec();
+        seed.extend_from_slice(b"/lost-head/");
+        seed.extend_from_slice(ctx.reader.id(*a).as_bytes());
+        let eid = crate::edit::placeholder::derived_id(&seed);
+        let error = format!(
+            "{LOST_ANSWER}: base_state.json named event {id} as the HEAD, which no file holds. The tool may or may not have run; its output is not in the log, and it is not run again."
+        );
+        let bytes = super::tool_calls::error_event(&eid, &ts, &parent, (tool_name, tc), &error);
+        let name = crate::store::event::canonical_name((n + k) as u64, &eid);
+        p.push(
+            format!("events/{name}"),
+            crate::edit::Action::Create {
+                bytes,
+                like: like.clone(),
+            },
+            crate::edit::Safety::Unsafe,
+            format!(
+                "answer tool call `{}` of event {} with an AgentErrorEvent ({eid}): its result is not in the log, and the agent would run it again on resume",
+                ctx.quote(tc),
+                super::ix(*a)
+            ),
+        );
+        parent = eid;
+    }
     p.set(
         REL,
         "/leaf_event_id",
-        serde_json::Value::from(tid),
+        serde_json::Value::from(parent),
         crate::edit::Safety::Unsafe,
-        what,
+        format!("{what}, then at the errors answering its open tool calls"),
     );
+    super::drop_count_markers(ctx, p);
 }
+
+/// How the error answering a call whose result went with the HEAD begins.
+pub const LOST_ANSWER: &str = "convo-doctor: the result of this tool call is lost";

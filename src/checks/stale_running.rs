@@ -148,38 +148,18 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         Safety::Unsafe,
         "execution_status: running → error (what the agent-server's crash recovery sets)".into(),
     );
-    // get_unmatched_actions over the whole log, in order: an action no
-    // later observation or rejection names, and no later error answers
-    let mut observed_actions = std::collections::HashSet::new();
-    let mut observed_calls = std::collections::HashSet::new();
-    let mut unmatched = Vec::new();
-    for i in (0..n).rev() {
-        let Ok(r) = ctx.reader.read(i) else { continue };
-        match r.kind.as_str() {
-            "ObservationEvent" | "UserRejectObservation" => {
-                observed_actions.extend(r.action_id.as_deref());
-            }
-            "AgentErrorEvent" => observed_calls.extend(r.tool_call_id.as_deref()),
-            "ActionEvent"
-                if r.action_kind.is_some()
-                    && !observed_actions.contains(ctx.reader.id(i))
-                    && !r
-                        .tool_call_id
-                        .as_deref()
-                        .is_some_and(|t| observed_calls.contains(t)) =>
-            {
-                unmatched.push(i)
-            }
-            _ => {}
-        }
-    }
-    let Some(&first) = unmatched.last() else {
+    // get_unmatched_actions over the whole log (what the server's recovery
+    // reads), the first of them
+    let all: Vec<usize> = (0..n).collect();
+    let Some(&first) = super::tool_calls::unmatched(ctx, &all).first() else {
         return;
     };
-    let Ok(action) = ctx.reader.read(first) else {
-        return;
-    };
-    let Some(tc) = action.tool_call_id.as_deref() else {
+    let Some(tc) = ctx
+        .reader
+        .read(first)
+        .ok()
+        .and_then(|a| a.tool_call_id.clone())
+    else {
         return;
     };
     let answered = (0..n).any(|j| {
@@ -187,18 +167,13 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             matches!(
                 r.kind.as_str(),
                 "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent"
-            ) && r.tool_call_id.as_deref() == Some(tc)
+            ) && r.tool_call_id.as_deref() == Some(tc.as_str())
         })
     });
     if answered {
         return;
     }
-    let Some(tool_name) = ctx
-        .conv
-        .bytes(&ctx.event_path(first))
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| v.get("tool_name").and_then(Value::as_str).map(String::from))
-    else {
+    let Some((tool_name, _)) = super::tool_calls::call_of(ctx, first) else {
         p.leave(
             REL,
             "the unanswered action has no `tool_name` to answer it with",
@@ -210,21 +185,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     seed.extend_from_slice(b"/crash-recovery/");
     seed.extend_from_slice(action_id.as_bytes());
     let id = derived_id(&seed);
-    // the newest timestamp of the log, so the order stays monotone
-    let ts = (0..n)
-        .rev()
-        .find_map(|j| ctx.reader.record(j).and_then(|r| r.timestamp.clone()))
-        .unwrap_or_else(|| "1970-01-01T00:00:00".into());
-    let j = |v: &str| serde_json::to_string(v).unwrap_or_default();
-    let text = format!(
-        "{{\"id\":{},\"timestamp\":{},\"source\":\"agent\",\"parent_id\":{},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"AgentErrorEvent\"}}",
-        j(&id),
-        j(&ts),
-        j(action_id),
-        j(&tool_name),
-        j(tc),
-        j(RESTART_ERROR)
-    );
+    let ts = super::tool_calls::newest_timestamp(ctx);
+    let text =
+        super::tool_calls::error_event(&id, &ts, action_id, (&tool_name, &tc), RESTART_ERROR);
     let name = crate::store::event::canonical_name(n as u64, &id);
     let like = match n.checked_sub(1) {
         Some(last) => ctx.event_path(last),
@@ -232,14 +195,11 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     };
     p.push(
         format!("events/{name}"),
-        Action::Create {
-            bytes: text.into_bytes(),
-            like,
-        },
+        Action::Create { bytes: text, like },
         Safety::Unsafe,
         format!(
             "answer tool call `{}` of event {} with the agent-server's crash-recovery AgentErrorEvent ({id}), as the new HEAD",
-            ctx.quote(tc),
+            ctx.quote(&tc),
             super::ix(first)
         ),
     );

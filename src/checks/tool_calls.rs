@@ -1,0 +1,82 @@
+//! Tool calls nothing answers, as the SDK finds them, and the error event
+//! that answers one: shared by the planners that end a run or move the HEAD
+//! (`stale-running`, `stale-leaf`).
+//!
+//! An action left unanswered on the agent's branch is not inert: at its next
+//! step the agent executes every such action before it asks the LLM
+//! (`Agent._step`: "Check for pending actions (implicit confirmation) and
+//! execute them"), so a repair that makes a branch with one loadable would
+//! run that tool again on resume.
+
+use super::Ctx;
+
+/// The SDK's `ConversationState.get_unmatched_actions` over `events` (in
+/// log order): each executable action (`action` not null) that no later
+/// observation or rejection names by `action_id`, and no later
+/// AgentErrorEvent answers by `tool_call_id`. In log order.
+pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
+    let mut observed_actions = std::collections::HashSet::new();
+    let mut observed_calls = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for &i in events.iter().rev() {
+        let Ok(r) = ctx.reader.read(i) else { continue };
+        match r.kind.as_str() {
+            "ObservationEvent" | "UserRejectObservation" => {
+                observed_actions.extend(r.action_id.as_deref());
+            }
+            "AgentErrorEvent" => observed_calls.extend(r.tool_call_id.as_deref()),
+            "ActionEvent"
+                if r.action_kind.is_some()
+                    && !observed_actions.contains(ctx.reader.id(i))
+                    && !r
+                        .tool_call_id
+                        .as_deref()
+                        .is_some_and(|t| observed_calls.contains(t)) =>
+            {
+                out.push(i)
+            }
+            _ => {}
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// The action's `tool_name` and `tool_call_id`, what an answer names.
+pub fn call_of(ctx: &Ctx, i: usize) -> Option<(String, String)> {
+    let tc = ctx.reader.read(i).ok()?.tool_call_id.clone()?;
+    let b = ctx.conv.bytes(&ctx.event_path(i))?;
+    let v: serde_json::Value = serde_json::from_slice(&b).ok()?;
+    Some((v.get("tool_name")?.as_str()?.to_string(), tc))
+}
+
+/// The newest timestamp of the log, so an appended event keeps the order
+/// monotone.
+pub fn newest_timestamp(ctx: &Ctx) -> String {
+    (0..ctx.reader.len())
+        .rev()
+        .find_map(|j| ctx.reader.record(j).and_then(|r| r.timestamp.clone()))
+        .unwrap_or_else(|| "1970-01-01T00:00:00".into())
+}
+
+/// An AgentErrorEvent answering `tool_call_id`, compact, in the SDK's key
+/// order (`id`, `timestamp`, `source`, `parent_id`, fields, `kind` last).
+pub fn error_event(
+    id: &str,
+    timestamp: &str,
+    parent: &str,
+    (tool_name, tool_call_id): (&str, &str),
+    error: &str,
+) -> Vec<u8> {
+    let j = |v: &str| serde_json::to_string(v).unwrap_or_default();
+    format!(
+        "{{\"id\":{},\"timestamp\":{},\"source\":\"agent\",\"parent_id\":{},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"AgentErrorEvent\"}}",
+        j(id),
+        j(timestamp),
+        j(parent),
+        j(tool_name),
+        j(tool_call_id),
+        j(error)
+    )
+    .into_bytes()
+}
