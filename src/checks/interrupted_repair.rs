@@ -139,7 +139,7 @@ fn vouched_command(ctx: &Ctx, run: &str, dir: &str) -> Option<String> {
     let untouched = |s: &str| {
         ctx.redactor.redact(s) == s
             && crate::secrets::redact_all(s) == s
-            && crate::render::sanitize(s) == s
+            && crate::text::sanitize(s) == s
     };
     untouched(&cmd).then_some(cmd)
 }

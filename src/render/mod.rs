@@ -61,27 +61,7 @@ impl ColorChoice {
     }
 }
 
-/// Escape control, bidi and zero-width characters from untrusted text (file
-/// names, kinds, values) so nothing read from disk can drive the terminal.
-pub fn sanitize(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if is_unsafe_char(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// A character that must not reach a terminal raw: C0/C1 controls and DEL,
-/// bidi overrides and isolates, zero-width characters, the BOM, and the
-/// line/paragraph separators.
-pub fn is_unsafe_char(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2028}' | '\u{2029}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-}
+pub use crate::text::{is_unsafe_char, sanitize};
 
 /// The width human output wraps at: `None` unless stdout is a terminal (a
 /// pipe or a file never wraps, so `grep` keeps whole lines); then `COLUMNS`

@@ -85,7 +85,7 @@ pub struct ConversationReport {
     /// The app server's row and event copies of this conversation, when
     /// `--db` or `--events-store` was given (docs/appserver.md).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub appserver: Option<crate::appserver::relate::Part>,
+    pub appserver: Option<appserver::Part>,
 }
 
 impl ConversationReport {
@@ -143,6 +143,8 @@ fn conversation_id(conv: &Conversation) -> String {
 }
 
 pub use crate::checks::describe::{describe_load_error, describe_read_error};
+
+pub mod appserver;
 
 /// Read, view, check: everything about one conversation.
 pub fn analyze(dir: &std::path::Path, display: String, opts: &Options) -> ConversationReport {
