@@ -4,8 +4,9 @@
 //! -C`), then real interactive bash, zsh (compinit) and fish sessions under
 //! tmux, where keys are typed, TAB pressed and the completed line read back.
 //! A test whose shell (or tmux) is not installed prints `SKIP` and the reason,
-//! and passes. Man pages are rendered and, when `man` is installed, formatted
-//! by `man -l` with warnings on.
+//! and passes; under CI (`CONVO_DOCTOR_CI=1`, set by .ci/run, which installs
+//! them) it fails instead. Man pages are rendered and, when `man` is
+//! installed (the same rule), formatted by `man -l` with warnings on.
 
 mod common;
 
@@ -137,7 +138,7 @@ fn declared_ids_do_not_change_the_unknown_check_error() {
 #[test]
 fn fish_completes_subcommand_flags_and_check_ids() {
     if !installed("fish") {
-        common::skip(
+        common::skip_unless_ci(
             "fish_completes_subcommand_flags_and_check_ids",
             "fish is not installed",
         );
@@ -172,7 +173,7 @@ fn fish_completes_subcommand_flags_and_check_ids() {
 #[test]
 fn zsh_script_loads_and_declares_check_ids() {
     if !installed("zsh") {
-        common::skip(
+        common::skip_unless_ci(
             "zsh_script_loads_and_declares_check_ids",
             "zsh is not installed",
         );
@@ -232,11 +233,11 @@ impl Tmux {
     /// writes what the shell needs into the session's folder), in a clean
     /// environment: HOME, XDG_* and ZDOTDIR inside that folder, the binary's
     /// folder first on PATH. None, after a SKIP line, without tmux or the
-    /// shell.
+    /// shell (a failure under CI).
     fn start(test: &str, shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) -> Option<Tmux> {
         for program in ["tmux", shell] {
             if !installed(program) {
-                common::skip(test, &format!("{program} is not installed"));
+                common::skip_unless_ci(test, &format!("{program} is not installed"));
                 return None;
             }
         }
@@ -671,7 +672,7 @@ fn man_page_examples_parse() {
 #[test]
 fn man_renders_pages_without_warnings() {
     if !installed("man") || !installed("groff") {
-        common::skip(
+        common::skip_unless_ci(
             "man_renders_pages_without_warnings",
             "man or groff is not installed",
         );
@@ -708,6 +709,7 @@ fn a_skipped_test_says_skip_in_cargo_tests_output() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["fish_completes_subcommand_flags_and_check_ids", "--exact"])
         .env("PATH", "/nonexistent")
+        .env_remove("CONVO_DOCTOR_CI")
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -721,6 +723,31 @@ fn a_skipped_test_says_skip_in_cargo_tests_output() {
         "stdout: {stdout}\nstderr: {err}"
     );
     assert!(stdout.contains("1 passed"), "{stdout}");
+}
+
+/// ... and that under CI (`CONVO_DOCTOR_CI=1`, as .ci/run sets it) the same
+/// missing shell fails the test instead.
+#[test]
+fn a_missing_shell_fails_under_ci() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["fish_completes_subcommand_flags_and_check_ids", "--exact"])
+        .env("PATH", "/nonexistent")
+        .env("CONVO_DOCTOR_CI", "1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains(
+            "fish_completes_subcommand_flags_and_check_ids must run in CI: fish is not installed"
+        ),
+        "{all}"
+    );
+    assert!(all.contains("1 failed"), "{all}");
 }
 
 /// packaging/convo_doctor.data/data/ (what the wheel installs beside the

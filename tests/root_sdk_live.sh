@@ -16,18 +16,21 @@
 # real SDK (again as the owner) judges the folder: it loads, with every file
 # in the log and the appended event on the active branch.
 #
-# Needs root and /work/venvs/oh-1.58.2 (or OH_VENV); prints SKIP and exits 0
-# without them. CI runs it after `cargo test` (.ci/run).
+# Needs root, tmux and /work/venvs/oh-1.58.2 (or OH_VENV); prints SKIP and
+# exits 0 without them, but fails under CI (CONVO_DOCTOR_CI=1). CI runs it
+# after `cargo test` (.ci/run, which builds the venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${OH_VENV:-/work/venvs/oh-1.58.2}
-BIN=${CONVO_DOCTOR_BIN:-target/debug/convo-doctor}
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP root_sdk_live: needs root (to act as a second uid)"; exit 0
-fi
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "SKIP root_sdk_live: no SDK venv at $VENV"; exit 0
-fi
+BIN=${CONVO_DOCTOR_BIN:-${CARGO_TARGET_DIR:-target}/debug/convo-doctor}
+# SKIP, or under CI (CONVO_DOCTOR_CI=1, set by .ci/run) FAIL
+skip() {
+  if [ "${CONVO_DOCTOR_CI:-}" = 1 ]; then echo "FAIL root_sdk_live: $1 (CI must run it)" >&2; exit 1; fi
+  echo "SKIP root_sdk_live: $1"; exit 0
+}
+[ "$(id -u)" = 0 ] || skip "needs root (to act as a second uid)"
+[ -x "$VENV/bin/python" ] || skip "no SDK venv at $VENV"
+command -v tmux >/dev/null || skip "tmux is not installed (the SDK's terminal tool runs in it)"
 [ -x "$BIN" ] || cargo build --quiet
 export LITELLM_LOCAL_MODEL_COST_MAP=True OPENHANDS_SUPPRESS_BANNER=1
 NOBODY=65534

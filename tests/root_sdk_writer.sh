@@ -7,19 +7,23 @@
 # `nobody`, judges the folder: it must load with every event, including the
 # repaired one and the appended ones.
 #
-# Needs root (to act as `nobody`) and /work/venvs/oh-1.58.2 (or
-# OH_VENV=/path/to/venv); prints SKIP and exits 0 without them. CI runs it
-# after `cargo test` (.ci/run), with the binary cargo test built.
+# Needs root (to act as `nobody`), tmux and /work/venvs/oh-1.58.2 (or
+# OH_VENV=/path/to/venv); prints SKIP and exits 0 without them, but fails
+# under CI (CONVO_DOCTOR_CI=1). CI runs it after `cargo test` (.ci/run, which
+# builds the venv with fixtures/gen/setup_venvs.sh), with the binary cargo
+# test built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${OH_VENV:-/work/venvs/oh-1.58.2}
-BIN=${CONVO_DOCTOR_BIN:-target/debug/convo-doctor}
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP root_sdk_writer: needs root (to act as a second uid)"; exit 0
-fi
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "SKIP root_sdk_writer: no SDK venv at $VENV"; exit 0
-fi
+BIN=${CONVO_DOCTOR_BIN:-${CARGO_TARGET_DIR:-target}/debug/convo-doctor}
+# SKIP, or under CI (CONVO_DOCTOR_CI=1, set by .ci/run) FAIL
+skip() {
+  if [ "${CONVO_DOCTOR_CI:-}" = 1 ]; then echo "FAIL root_sdk_writer: $1 (CI must run it)" >&2; exit 1; fi
+  echo "SKIP root_sdk_writer: $1"; exit 0
+}
+[ "$(id -u)" = 0 ] || skip "needs root (to act as a second uid)"
+[ -x "$VENV/bin/python" ] || skip "no SDK venv at $VENV"
+command -v tmux >/dev/null || skip "tmux is not installed (the SDK's terminal tool runs in it)"
 [ -x "$BIN" ] || cargo build --quiet
 export LITELLM_LOCAL_MODEL_COST_MAP=True OPENHANDS_SUPPRESS_BANNER=1
 NOBODY=65534

@@ -82,7 +82,7 @@ const state = { agent: { ...baseState.agent, llm: { ...baseState.agent.llm, api_
 const injDir = conversation(path.join(tmp, 'inj'), '1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a', injected, state);
 
 function diagnose(...paths) {
-  const r = spawnSync(bin, ['diagnose', '--format', 'markdown', '--allow-empty', '-q', ...paths], {
+  const r = spawnSync(bin, ['diagnose', '--format', 'markdown', '--allow-empty', ...paths], {
     encoding: 'utf8',
     maxBuffer: 1 << 28,
   });

@@ -8,28 +8,35 @@
 #   bash tests/mermaid/render.sh --update   # also rewrite docs/img/markdown-report.png
 #
 # SKIPs (a SKIP line, exit 0) without node/npm or Chromium (CHROMIUM=path
-# overrides /usr/bin/chromium), or when npm cannot fetch the pinned packages.
-# No browser is downloaded: playwright-core drives the installed Chromium.
+# overrides /usr/bin/chromium), or when npm cannot fetch the pinned packages;
+# under CI (CONVO_DOCTOR_CI=1, set by .ci/run, which installs Debian's
+# chromium) each of these fails instead. No browser is downloaded:
+# playwright-core drives the installed Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+skip() {
+  if [ "${CONVO_DOCTOR_CI:-}" = 1 ]; then
+    echo "FAIL mermaid render: $1 (CI must run it)" >&2
+    exit 1
+  fi
+  echo "SKIP mermaid render: $1"
+  exit 0
+}
 chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "SKIP mermaid render: node/npm not installed"
-  exit 0
+  skip "node/npm not installed"
 fi
 if [ -z "$chromium" ] || [ ! -x "$chromium" ]; then
-  echo "SKIP mermaid render: chromium not installed"
-  exit 0
+  skip "chromium not installed"
 fi
 if ! (cd tests/mermaid && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null); then
-  echo "SKIP mermaid render: npm could not install tests/mermaid/package-lock.json"
-  exit 0
+  skip "npm could not install tests/mermaid/package-lock.json"
 fi
 cargo build --quiet
 shot=$(mktemp --suffix=.png)
 trap 'rm -f "$shot"' EXIT
-node tests/mermaid/render.mjs target/debug/convo-doctor "$chromium" "$shot"
+node tests/mermaid/render.mjs "${CARGO_TARGET_DIR:-target}/debug/convo-doctor" "$chromium" "$shot"
 if [ "${1:-}" = "--update" ]; then
   mkdir -p docs/img
   cp "$shot" docs/img/markdown-report.png
