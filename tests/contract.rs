@@ -972,7 +972,7 @@ fn patch_diff_format_applies_with_patch_and_git_apply_to_the_same_bytes_as_repai
             (&by_git, "git", &["apply", "-p1"][..]),
         ] {
             if !common::installed(program) {
-                common::skip(
+                common::skip_unless_ci(
                     &format!("patch_diff_format_applies_with_patch_and_git_apply ({program})"),
                     "not installed",
                 );

@@ -17,11 +17,10 @@ use common::{
 
 const NOBODY: u32 = 65534;
 
-#[allow(clippy::print_stderr)] // the skip reason, for CI logs
 fn is_root(test: &str) -> bool {
     let root = rustix::process::geteuid().is_root();
     if !root {
-        eprintln!("SKIP {test}: needs root to make files owned by another uid");
+        common::skip_unless_ci(test, "needs root to make files owned by another uid");
     }
     root
 }

@@ -33,7 +33,7 @@ fn script_works(test: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        common::skip(
+        common::skip_unless_ci(
             test,
             "util-linux `script` cannot run a command on a pseudo-terminal here",
         );
