@@ -117,6 +117,7 @@ impl Progress {
             ProgressDrawTarget::term_like_with_hz(
                 Box::new(Stderr {
                     from: std::time::Instant::now() + DRAW_AFTER,
+                    pending: std::sync::Mutex::new(String::new()),
                 }),
                 8,
             ),
@@ -197,9 +198,15 @@ impl Progress {
 /// written before `from` ([`DRAW_AFTER`] into the run): the bar is one line,
 /// so a draw or a clear that never reached the terminal leaves nothing to
 /// undo.
+/// The bar's terminal. A draw is collected and written in one `write` at
+/// its `flush`: a Ctrl-C makes the terminal discard the output not yet
+/// shown, and a draw sent in pieces could lose its leading "clear the line"
+/// yet print the rest after the echoed `^C`, on a second line that the
+/// final clear never reaches.
 #[derive(Debug)]
 struct Stderr {
     from: std::time::Instant,
+    pending: std::sync::Mutex<String>,
 }
 
 impl Stderr {
@@ -207,7 +214,10 @@ impl Stderr {
         if std::time::Instant::now() < self.from {
             return Ok(());
         }
-        Self::put(s)
+        if let Ok(mut p) = self.pending.lock() {
+            p.push_str(s);
+        }
+        Ok(())
     }
 
     fn size() -> (u16, u16) {
@@ -216,15 +226,14 @@ impl Stderr {
             .filter(|&(w, h)| w > 0 && h > 0)
             .unwrap_or((80, 24))
     }
-
-    fn put(s: &str) -> io::Result<()> {
-        io::stderr().write_all(s.as_bytes())
-    }
 }
 
 impl TermLike for Stderr {
+    /// Three columns short of the terminal: the bar is padded to this width,
+    /// and the `^C` a terminal echoes after it must not reach the last
+    /// column, or the next output would wrap to a line no clear reaches.
     fn width(&self) -> u16 {
-        Self::size().0.saturating_sub(2).max(20)
+        Self::size().0.saturating_sub(3).max(20)
     }
 
     fn height(&self) -> u16 {
@@ -272,7 +281,16 @@ impl TermLike for Stderr {
     }
 
     fn flush(&self) -> io::Result<()> {
-        io::stderr().flush()
+        let draw = match self.pending.lock() {
+            Ok(mut p) => std::mem::take(&mut *p),
+            Err(_) => return Ok(()),
+        };
+        if draw.is_empty() {
+            return Ok(());
+        }
+        let mut err = io::stderr().lock();
+        err.write_all(draw.as_bytes())?;
+        err.flush()
     }
 }
 
