@@ -101,13 +101,9 @@ Repair
 /// names it (it is the log's own tail, which the conversation cannot load
 /// without). Its canonical name.
 fn restorable(ctx: &Ctx, s: &crate::store::conversation::StrayFile) -> Option<String> {
-    use crate::store::event::{canonical_name, parse_event_name};
-    let rest = s.name.strip_prefix("event-")?.strip_suffix(".json")?;
-    let (digits, id) = rest.split_once('-')?;
-    if digits.is_empty() || digits.len() >= 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let idx: u64 = digits.parse().ok()?;
+    use crate::store::event::{canonical_name, parse_event_name, parse_short_index_name};
+    let short = parse_short_index_name(&s.name)?;
+    let (idx, id) = (short.idx, short.id.as_str());
     let to = canonical_name(idx, id);
     let n = ctx.reader.len() as u64;
     let only = ctx

@@ -33,13 +33,17 @@ Why it matters
 Repair
   Unsafe (only with `repair --unsafe-fixes`): re-link it to the readable
   event before it in index order, the parent a tolerant reader assumes.
-  Only when the parent is in no file at all."
+  Only when the parent is in no file at all. An observation names its
+  action twice (`parent_id` and `action_id`): when both named the lost id
+  and the event before it is the action that made its tool call, both are
+  re-linked, or the SDK would find the call unanswered and run it again on
+  resume."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "re-link the event to the readable event before it in index order (the parent a tolerant reader assumes, #4114)",
+            what: "re-link the event to the readable event before it in index order (the parent a tolerant reader assumes, #4114); an observation's `action_id` too when it named the same lost id and that event is the action that made its tool call",
             guards: "its parent is in no file at all (one beyond a gap or in a lost duplicate comes back when those are repaired, in the same run); unsafe because the real parent cannot be known",
             planner: Some(plan),
         }
@@ -129,6 +133,32 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             ix(i),
             ix(t)
         );
-        p.relink(rel, &tid, crate::edit::Safety::Unsafe, what);
+        // an observation names its action twice, as parent and as the
+        // action it answers: re-linked to the action that made its tool
+        // call, it answers that one too, or the SDK finds the call
+        // unanswered and runs it again on resume
+        let answers_it = matches!(
+            rec.kind.as_str(),
+            "ObservationEvent" | "UserRejectObservation"
+        ) && rec.action_id.as_deref() == Some(parent.as_str())
+            && rec.tool_call_id.is_some()
+            && ctx
+                .reader
+                .record(t)
+                .is_some_and(|a| a.kind == "ActionEvent" && a.tool_call_id == rec.tool_call_id);
+        p.relink(rel.clone(), &tid, crate::edit::Safety::Unsafe, what);
+        if answers_it {
+            p.set(
+                rel,
+                "/action_id",
+                serde_json::Value::from(tid.as_str()),
+                crate::edit::Safety::Unsafe,
+                format!(
+                    "and its `action_id` (it answers tool call `{}`, which {} made)",
+                    ctx.quote(rec.tool_call_id.as_deref().unwrap_or_default()),
+                    ix(t)
+                ),
+            );
+        }
     }
 }

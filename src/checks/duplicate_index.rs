@@ -29,7 +29,12 @@ Why it matters
   concurrent writers before 1.8.2 (no lock), an append after a gap.
 
 Repair
-  Keep the file the SDK reads at that index. Another file that is byte for
+  Keep the file the SDK reads at that index, unless nothing names it while
+  exactly one other copy is named (by a child's `parent_id`, an
+  observation's `action_id` or the HEAD): the SDK's pick follows the
+  directory order, and the named copy is the one the log went on from
+  (keeping the other would leave its tool call unanswered, to run again on
+  resume). Another file that is byte for
   byte the same (a 5- and a 6-digit spelling of one event) is moved into
   the run's backup: nothing is lost (safe). One that differs is unsafe
   (only with `repair --unsafe-fixes`), because another machine's directory
@@ -42,7 +47,7 @@ Repair
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "keep the file the SDK reads at that index; move an identical copy into the run's backup (safe); move one that differs to the end of the log when it carries a `parent_id` and something names it as a parent, else into the run's backup (unsafe)",
+            what: "keep the file the SDK reads at that index (or the one copy that an event or the HEAD names, when nothing names that file); move an identical copy into the run's backup (safe); move one that differs to the end of the log when it carries a `parent_id` and something names it as a parent, else into the run's backup (unsafe)",
             guards: "moving to the end needs a log without an index gap (closed first in the same run) and an explicit `parent_id` on the moved event; unsafe (unless identical) because which copy the SDK keeps follows this machine's directory order",
             planner: Some(plan),
         }
@@ -93,6 +98,13 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     {
         named.insert(leaf);
     }
+    // ids an observation names as the action it answers
+    let answered: std::collections::HashSet<&str> = files
+        .iter()
+        .filter_map(|f| f.record.as_ref().ok())
+        .filter_map(|r| r.action_id.as_deref())
+        .collect();
+    let referenced = |id: &str| named.contains(id) || answered.contains(id);
     let mut next = ctx.index.len() as u64;
     let first_new = next;
     for (&idx, positions) in &ctx.index.duplicate_idx {
@@ -103,7 +115,14 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let canonical = positions.iter().copied().find(|&p| {
             crate::store::event::is_canonical_name(&files[p].name, idx, &files[p].name_id)
         });
+        // the SDK opens the name it rebuilds from the id the index keeps:
+        // that file, when it is one of them
+        let opened = ctx.index.by_idx.get(idx as usize).and_then(|&k| {
+            let name = crate::store::event::canonical_name(idx, &files[k].name_id);
+            positions.iter().copied().find(|&p| files[p].name == name)
+        });
         let kept = match ctx.index.by_idx.get(idx as usize) {
+            _ if opened.is_some() => opened.unwrap_or(positions[0]),
             // the index keeps a file under another spelling whose path the
             // SDK cannot open: the canonical one is the real event (the one
             // whose id the others name)
@@ -126,6 +145,32 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                     .unwrap_or(k)
             }
             None => canonical.unwrap_or(*positions.last().unwrap_or(&positions[0])),
+        };
+        // The SDK's pick follows this machine's directory order; when
+        // nothing names it while exactly one other copy, readable and under
+        // its canonical name, is named (a child's parent, an observation's
+        // action, the HEAD), that one is the event the log goes on from:
+        // keeping the other would orphan its children or leave its tool
+        // call unanswered (and run again on resume).
+        let kept = {
+            let named_others: Vec<usize> = positions
+                .iter()
+                .copied()
+                .filter(|&q| q != kept && referenced(&files[q].name_id))
+                .collect();
+            match named_others[..] {
+                [q] if !referenced(&files[kept].name_id)
+                    && files[q].record.is_ok()
+                    && crate::store::event::is_canonical_name(
+                        &files[q].name,
+                        idx,
+                        &files[q].name_id,
+                    ) =>
+                {
+                    q
+                }
+                _ => kept,
+            }
         };
         let kept_bytes = read(kept);
         for &q in positions.iter().filter(|&&q| q != kept) {

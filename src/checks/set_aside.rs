@@ -68,9 +68,13 @@ fn plain_timestamp(s: &str) -> bool {
 
 /// Every tool call some other event of the log answers (parsed, readable
 /// or not: a result set aside in the same pass still answers its call).
+/// A copy that shares the id of the event at `except` does not count: the
+/// SDK resolves that id to one file, so the branch holds at most one of
+/// them, and the placeholder takes the slot of the one it holds.
 fn answered<'a>(ctx: &Ctx<'a>, except: usize) -> (HashSet<&'a str>, HashSet<&'a str>) {
     let (mut calls, mut actions) = (HashSet::new(), HashSet::new());
-    for i in (0..ctx.reader.len()).filter(|&i| i != except) {
+    let own = ctx.reader.id(except);
+    for i in (0..ctx.reader.len()).filter(|&i| i != except && ctx.reader.id(i) != own) {
         let Some(r) = ctx.reader.record(i) else {
             continue;
         };

@@ -68,13 +68,15 @@ impl ManifestEntry {
 }
 
 /// A file a repair may have written: `base_state.json`, `meta.json`, or an
-/// event file named by the SDK's rule directly in `events/`.
+/// event file named by the SDK's rule directly in `events/` (or with its
+/// index spelled short, a name `bad-event-filename` renames from).
 pub(super) fn repairable_file(rel: &str) -> bool {
     match rel.split_once('/') {
         None => rel == "meta.json" || rel == "base_state.json",
         Some(("events", name)) => {
             !name.contains('/')
                 && (crate::store::event::parse_event_name(name, true).is_some()
+                    || crate::store::event::parse_short_index_name(name).is_some()
                     || is_count_marker(name)
                     || name == ".eventlog.lock")
         }

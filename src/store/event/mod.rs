@@ -14,7 +14,7 @@ pub use lazy::MAX_ODD_KEYS;
 use lazy::{KindOnly, RawEvent};
 pub use name::{
     canonical_name, counts_as_event_file, is_canonical_name, is_count_marker, parse_event_name,
-    EventName,
+    parse_short_index_name, EventName,
 };
 pub use sdk_json::{invalid, sdk_json, too_deep, MAX_DEPTH, MAX_INT_DIGITS};
 

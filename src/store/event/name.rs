@@ -27,6 +27,24 @@ pub fn parse_event_name(name: &str, wide_index: bool) -> Option<EventName> {
     })
 }
 
+/// A name like the SDK's but with its index spelled short
+/// (`event-0006-<id>.json`: 1 to 4 digits), which the SDK's pattern does
+/// not match, so it never reads the file. `bad-event-filename` may rename
+/// one to its canonical name, so `undo` accepts it as a name to restore.
+pub fn parse_short_index_name(name: &str) -> Option<EventName> {
+    let rest = name.strip_prefix("event-")?.strip_suffix(".json")?;
+    let (digits, id) = rest.split_once('-')?;
+    if digits.is_empty() || digits.len() >= 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // the id as the SDK's pattern has it: the canonical name must match
+    parse_event_name(&format!("event-00000-{id}.json"), false)?;
+    Some(EventName {
+        idx: digits.parse().ok()?,
+        id: id.to_string(),
+    })
+}
+
 /// The name the SDK's `_path(idx)` rebuilds when it reads event `idx`
 /// (`EVENT_FILE_PATTERN = "event-{idx:05d}-{event_id}.json"`).
 pub fn canonical_name(idx: u64, id: &str) -> String {
@@ -116,6 +134,23 @@ mod tests {
                     assert_eq!(is_canonical_name(n, idx, id), n == canon, "{n} {idx} {id}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn short_index_names_are_what_the_sdk_pattern_misses() {
+        let n = parse_short_index_name("event-13-6e4830b9-9a20.json").unwrap();
+        assert_eq!((n.idx, n.id.as_str()), (13, "6e4830b9-9a20"));
+        assert!(parse_event_name("event-13-6e4830b9-9a20.json", true).is_none());
+        for not_short in [
+            "event-00013-6e4830b9-9a20.json",
+            "event--6e4830b9.json",
+            "event-1x-6e4830b9.json",
+            "event-13-short.json",
+            "event-13-../../etc.json",
+            "event-13-6e4830b9/x.json",
+        ] {
+            assert!(parse_short_index_name(not_short).is_none(), "{not_short}");
         }
     }
 
