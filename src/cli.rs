@@ -14,8 +14,9 @@ Exit status:
   1  findings at or above --fail-on
   2  usage error, a PATH (or --db, --events-store) that cannot be read or
      holds no conversation, or no PATH and none found where OpenHands keeps
-     them (unless --allow-empty), or an internal error on some conversation (the
-     others are still scanned)";
+     them (unless --allow-empty), a file or folder below a PATH this user may
+     not read, or an internal error on some conversation (the others are
+     still scanned)";
 
 #[derive(Debug, Parser)]
 #[command(

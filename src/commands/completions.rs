@@ -355,6 +355,26 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "OH_PREVIOUS_SECRET_KEYS",
         "Earlier keys, a JSON list (or OH_PREVIOUS_SECRET_KEYS_0, _1, ...), tried after OH_SECRET_KEY, as the agent-server's key rotation does. Never printed.",
     ),
+    (
+        "OH_CONVERSATIONS_PATH, OPENHANDS_CONVERSATIONS_DIR, OPENHANDS_PERSISTENCE_DIR",
+        "Where diagnose without a folder looks first: the agent-server's conversations, the OpenHands CLI's (and $OPENHANDS_PERSISTENCE_DIR/conversations), before each product's default under $HOME.",
+    ),
+    (
+        "OH_PERSISTENCE_DIR, FILE_STORE, SHARED_EVENT_STORAGE_PROVIDER, FILE_STORE_PATH",
+        "The app server's persistence directory (its SQLite database and event copy), as the app server reads them: $OH_PERSISTENCE_DIR, else $FILE_STORE_PATH when the file store is local, else ~/.openhands.",
+    ),
+    (
+        "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL, AWS_S3_ENDPOINT, AWS_S3_SECURE",
+        "Credentials and endpoint for an app server's event copy in S3 (the standard AWS chain; the app server's own AWS_S3_ENDPOINT and AWS_S3_SECURE are honoured). Never printed.",
+    ),
+    (
+        "GOOGLE_APPLICATION_CREDENTIALS, STORAGE_EMULATOR_HOST",
+        "Credentials for an event copy in Google Cloud Storage, or the emulator to use instead (without OAuth). Never printed.",
+    ),
+    (
+        "TERM, COLUMNS",
+        "TERM unset or dumb: no colour and no progress bar. COLUMNS: the width human output wraps at when stdout is a terminal.",
+    ),
 ];
 
 const FILES: &[(&str, &str)] = &[
