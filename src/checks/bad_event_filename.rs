@@ -39,11 +39,13 @@ Repair
   (`event-{idx:05d}-{id}.json`, e.g. a 6-digit index under 100000) is renamed
   to that spelling: its bytes stay, and the SDK reads it again. A file whose
   index is only spelled short (`event-0006-<id>.json`) is renamed to its
-  canonical name when the HEAD names it (the conversation cannot load
-  without it) and that index is the log's next one (no gap, no file holds
-  it, its JSON id is the one in its name). Any other file the name rule
-  rejects (`event-x-1.json`, a non-hex id, a short index the HEAD does not
-  name) stays for a human: which index it belongs at, or whether it was
+  canonical name when no file holds that index, its JSON id is the one in
+  its name, and either the HEAD names it and that index is the log's next
+  one (the conversation cannot load without it), or it is the one index
+  missing in the log (the next one is held: renamed, the log is contiguous
+  again, and no placeholder is needed). Any other file the name rule
+  rejects (`event-x-1.json`, a non-hex id, a short index neither the HEAD
+  nor a one-index gap points at) stays for a human: which index it belongs at, or whether it was
   hidden on purpose, cannot be known from its name."
     }
 
@@ -51,7 +53,7 @@ Repair
         Repair {
             applicability: Applicability::Safe,
             what: "rename an indexed file to the name the SDK rebuilds for it (`event-{idx:05d}-{id}.json`): renames only, every byte stays",
-            guards: "the file is in the SDK's index (its name matches the rule) and the canonical name is free; a file the rule rejects is left to a human (its index is unknown), but for the HEAD's event under a short-spelled index that is the log's next one",
+            guards: "the file is in the SDK's index (its name matches the rule) and the canonical name is free; a file the rule rejects is left to a human (its index is unknown), but for a short-spelled index, unheld, matching its JSON id, that is the log's next one and the HEAD's event, or the one index missing in the log",
             planner: Some(plan),
         }
     }
@@ -95,12 +97,14 @@ Repair
     }
 }
 
-/// A stray whose index is only spelled short (`event-0006-<id>.json`) and
-/// is the log's next one: the index the name means is known, no file holds
-/// it, putting the event there leaves the log contiguous, and the HEAD
-/// names it (it is the log's own tail, which the conversation cannot load
-/// without). Its canonical name.
-fn restorable(ctx: &Ctx, s: &crate::store::conversation::StrayFile) -> Option<String> {
+/// A stray whose index is only spelled short (`event-0006-<id>.json`)
+/// where the index it means is known to be the event's: no file holds it,
+/// its JSON id is the one in its name, and either it is the log's next
+/// index and the HEAD names it (the log's own tail, which the conversation
+/// cannot load without), or it is the one index missing in the log (the
+/// next index is held: renamed, the log is contiguous again). Its
+/// canonical name.
+pub(super) fn restorable(ctx: &Ctx, s: &crate::store::conversation::StrayFile) -> Option<String> {
     use crate::store::event::{canonical_name, parse_event_name, parse_short_index_name};
     let short = parse_short_index_name(&s.name)?;
     let (idx, id) = (short.idx, short.id.as_str());
@@ -114,9 +118,15 @@ fn restorable(ctx: &Ctx, s: &crate::store::conversation::StrayFile) -> Option<St
         .filter(|o| o.name.starts_with("event-") && o.name.ends_with(&format!("-{id}.json")))
         .count()
         == 1;
-    let fits = idx == n
-        && ctx.index.gap_at.is_none()
-        && ctx.index.beyond_gap.is_empty()
+    let files = &ctx.conv.events.files;
+    let tail = idx == n && ctx.index.gap_at.is_none() && ctx.index.beyond_gap.is_empty();
+    let hole = ctx.index.gap_at == Some(idx)
+        && ctx
+            .index
+            .beyond_gap
+            .iter()
+            .any(|&p| files[p].idx == idx + 1);
+    let fits = (tail || hole)
         && !ctx
             .conv
             .events
@@ -128,6 +138,9 @@ fn restorable(ctx: &Ctx, s: &crate::store::conversation::StrayFile) -> Option<St
         && only;
     if !fits {
         return None;
+    }
+    if hole {
+        return Some(to);
     }
     let head = ctx
         .conv
@@ -150,8 +163,13 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 crate::edit::Action::Rename(format!("events/{to}")),
                 crate::edit::Safety::Safe,
                 format!(
-                    "rename `{}` to `{to}`: the HEAD names it, its short index is the log's next one, and no file holds it",
-                    s.name
+                    "rename `{}` to `{to}`: {}, and no file holds it",
+                    s.name,
+                    if ctx.index.gap_at.is_some() {
+                        "its short index is the one missing in the log"
+                    } else {
+                        "the HEAD names it, its short index is the log's next one"
+                    }
                 ),
             ),
             None => p.leave(

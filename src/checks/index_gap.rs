@@ -107,6 +107,22 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         );
         return;
     }
+    // a stray under a short-spelled name that is the one missing event:
+    // `bad-event-filename` renames it in this pass, closing the gap
+    if p.selected(super::bad_event_filename::ID)
+        && ctx
+            .conv
+            .events
+            .stray
+            .iter()
+            .any(|s| super::bad_event_filename::restorable(ctx, s).is_some())
+    {
+        p.leave(
+            "events/",
+            "the one missing event is there under a short-spelled name: `bad-event-filename` renames it, which closes the gap",
+        );
+        return;
+    }
     let last = beyond.last().map_or(gap, |&pos| files[pos].idx);
     let missing = last + 1 - gap - beyond.len() as u64;
     if missing <= MAX_FILL {

@@ -94,6 +94,15 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         );
         return;
     }
+    // the log's end is not known until its gap is closed (in this run,
+    // when `index-gap` may): the HEAD is chosen then
+    if ctx.index.gap_at.is_some() && p.selected(super::index_gap::ID) {
+        p.leave(
+            REL,
+            "the log has an index gap: the HEAD is chosen once it is closed",
+        );
+        return;
+    }
     let Some(t) = (0..ctx.reader.len())
         .rev()
         .find(|&j| ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()))
