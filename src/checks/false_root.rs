@@ -34,7 +34,8 @@ pub struct FalseRoot {
 ///    artifacts (events that cannot be read count, and make it probable);
 /// 2. it sits directly after one or more artifacts
 ///    (`ConversationStateUpdateEvent` / `ConversationErrorEvent`), at least one
-///    of which carries a `parent_id`.
+///    of which carries a `parent_id` (an event there that cannot be read, or
+///    its placeholder, may be that artifact: a doubt).
 ///
 /// It is *confirmed* when, in addition (domain.md §4 guards):
 /// 3. every artifact `parent_id` in that run names a legacy event (one before
@@ -73,9 +74,13 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     // run_start[i]: where the run of artifacts ending just before i starts
     // (i itself when i-1 is not an artifact). Computed once, so a log of
     // thousands of roots stays linear.
+    // An event that cannot be read, or a placeholder set aside for one, may
+    // have been an artifact (the one with the `parent_id`, cut by the same
+    // crash): it extends the run, as a doubt.
+    let unknown = |i: usize| r.record(i).is_none_or(|rec| rec.placeholder);
     let mut run_start = vec![0usize; n];
     for i in 1..n {
-        let prev_artifact = r.record(i - 1).is_some_and(artifact);
+        let prev_artifact = r.record(i - 1).is_some_and(artifact) || unknown(i - 1);
         run_start[i] = if prev_artifact { run_start[i - 1] } else { i };
     }
     // The legacy log: the events before the first one with a `parent_id`.
@@ -111,8 +116,9 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
         let run = first..root;
         let any_parented = run
             .clone()
-            .any(|i| r.record(i).is_some_and(|rec| rec.parent.is_present()));
-        if !any_parented {
+            .any(|i| !unknown(i) && r.record(i).is_some_and(|rec| rec.parent.is_present()));
+        let unknowns: Vec<usize> = run.clone().filter(|&i| unknown(i)).collect();
+        if !any_parented && unknowns.is_empty() {
             continue;
         }
         // Guard 1: real events before the run: all parent-less, at least
@@ -136,6 +142,16 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
                     )),
                 }
             }
+        }
+        if !unknowns.is_empty() {
+            doubts.push(format!(
+                "{} directly before it cannot be read (or was set aside), so the artifact with a `parent_id` the fingerprint needs is {}",
+                match unknowns[..] {
+                    [i] => format!("event {}", ix(i)),
+                    _ => format!("{} events", unknowns.len()),
+                },
+                if any_parented { "not the only sign of a resume" } else { "assumed, not seen" }
+            ));
         }
         let unread = unreadable_before[first];
         if unread > 0 {
@@ -195,7 +211,10 @@ How it is told apart from a deliberate root
   addition, the artifacts point into the legacy log, it is the only such root,
   and the agent's current branch starts at it; otherwise as a warning
   (probable), because a deliberate `navigate_to(None)` right after resuming a
-  legacy log leaves the same bytes.
+  legacy log leaves the same bytes. An event between that cannot be read
+  (the crash that interrupted the startup often cuts one), or its
+  placeholder, may be the artifact with the `parent_id`: the root is then
+  probable, never confirmed.
 
 Repair
   Set that one event's `parent_id` to the id of the last real event before it
