@@ -77,12 +77,27 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     // An event that cannot be read, or a placeholder set aside for one, may
     // have been an artifact (the one with the `parent_id`, cut by the same
     // crash): it extends the run, as a doubt.
-    let unknown = |i: usize| r.record(i).is_none_or(|rec| rec.placeholder);
+    // Only when the readable artifacts there show no `parent_id`, and never
+    // a placeholder that answers a tool call (a result, not an artifact).
+    let unknown = |i: usize| {
+        r.record(i)
+            .is_none_or(|rec| rec.placeholder && rec.kind == "ConversationErrorEvent")
+    };
     let mut run_start = vec![0usize; n];
+    let mut ext_start = vec![0usize; n];
     for i in 1..n {
-        let prev_artifact = r.record(i - 1).is_some_and(artifact) || unknown(i - 1);
+        let prev_artifact = r.record(i - 1).is_some_and(artifact);
         run_start[i] = if prev_artifact { run_start[i - 1] } else { i };
+        ext_start[i] = if prev_artifact || unknown(i - 1) {
+            ext_start[i - 1]
+        } else {
+            i
+        };
     }
+    let parented = |run: std::ops::Range<usize>| {
+        run.into_iter()
+            .any(|i| !unknown(i) && r.record(i).is_some_and(|rec| rec.parent.is_present()))
+    };
     // The legacy log: the events before the first one with a `parent_id`.
     let first_parented = (0..n)
         .find(|&i| r.record(i).is_some_and(|rec| rec.parent.is_present()))
@@ -108,15 +123,19 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     }
     let mut out = Vec::new();
     for &root in &roots {
-        // The run of artifacts directly before the root.
-        let first = run_start[root];
+        // The run of artifacts directly before the root (through events
+        // that may have been artifacts when the readable ones show none
+        // with a `parent_id`).
+        let first = if parented(run_start[root]..root) {
+            run_start[root]
+        } else {
+            ext_start[root]
+        };
         if first == root {
             continue;
         }
         let run = first..root;
-        let any_parented = run
-            .clone()
-            .any(|i| !unknown(i) && r.record(i).is_some_and(|rec| rec.parent.is_present()));
+        let any_parented = parented(run.clone());
         let unknowns: Vec<usize> = run.clone().filter(|&i| unknown(i)).collect();
         if !any_parented && unknowns.is_empty() {
             continue;

@@ -150,18 +150,17 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
     use crate::store::{EventRecord, ParentRef};
     let files = &ctx.conv.events.files;
     let held: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id.as_str()).collect();
-    // tool calls some event (in the log or after the gap) answers
+    // tool calls some event (in the log or after the gap) answers, by the
+    // SDK's rule
     let mut answered_calls = std::collections::HashSet::new();
     let mut answered_actions = std::collections::HashSet::new();
     for f in files {
         if let Ok(r) = &f.record {
-            if matches!(
-                r.kind.as_str(),
-                "ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation"
-            ) {
-                answered_calls.extend(r.tool_call_id.as_deref());
-                answered_actions.extend(r.action_id.as_deref());
-            }
+            match super::tool_calls::answer(r) {
+                Some(super::tool_calls::Answer::Action(a)) => answered_actions.insert(a),
+                Some(super::tool_calls::Answer::Call(tc)) => answered_calls.insert(tc),
+                None => false,
+            };
         }
     }
     let prev_of = |id: &str, rec: Option<&EventRecord>, file: &str| -> Prev {

@@ -78,17 +78,11 @@ fn answered<'a>(ctx: &Ctx<'a>, except: usize) -> (HashSet<&'a str>, HashSet<&'a 
         let Some(r) = ctx.reader.record(i) else {
             continue;
         };
-        if matches!(
-            r.kind.as_str(),
-            "ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation"
-        ) {
-            if let Some(tc) = &r.tool_call_id {
-                calls.insert(tc.as_str());
-            }
-            if let Some(a) = &r.action_id {
-                actions.insert(a.as_str());
-            }
-        }
+        match super::tool_calls::answer(r) {
+            Some(super::tool_calls::Answer::Action(a)) => actions.insert(a),
+            Some(super::tool_calls::Answer::Call(tc)) => calls.insert(tc),
+            None => false,
+        };
     }
     (calls, actions)
 }

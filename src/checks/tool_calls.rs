@@ -20,11 +20,14 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
     let mut out = Vec::new();
     for &i in events.iter().rev() {
         let Ok(r) = ctx.reader.read(i) else { continue };
+        if let Some(a) = answer(r) {
+            match a {
+                Answer::Action(id) => observed_actions.insert(id),
+                Answer::Call(tc) => observed_calls.insert(tc),
+            };
+            continue;
+        }
         match r.kind.as_str() {
-            "ObservationEvent" | "UserRejectObservation" => {
-                observed_actions.extend(r.action_id.as_deref());
-            }
-            "AgentErrorEvent" => observed_calls.extend(r.tool_call_id.as_deref()),
             "ActionEvent"
                 if r.action_kind.is_some()
                     && !observed_actions.contains(ctx.reader.id(i))
@@ -40,6 +43,22 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
     }
     out.reverse();
     out
+}
+
+/// What an event answers, by the SDK's rule: an observation or a
+/// rejection names the action by `action_id` (its `tool_call_id` does not
+/// count), an AgentErrorEvent the call by `tool_call_id`.
+pub enum Answer<'a> {
+    Action(&'a str),
+    Call(&'a str),
+}
+
+pub fn answer(r: &crate::store::EventRecord) -> Option<Answer<'_>> {
+    match r.kind.as_str() {
+        "ObservationEvent" | "UserRejectObservation" => r.action_id.as_deref().map(Answer::Action),
+        "AgentErrorEvent" => r.tool_call_id.as_deref().map(Answer::Call),
+        _ => None,
+    }
 }
 
 /// The action's `tool_name` and `tool_call_id`, what an answer names.
