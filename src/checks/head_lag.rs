@@ -62,13 +62,16 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
         return None;
     }
     let r = &ctx.reader;
-    // Orphans whose ancestry meets the branch at the leaf itself.
+    // Orphans whose ancestry meets the branch at the leaf itself (but a
+    // copy whose id the SDK resolves to another event: no HEAD can name it,
+    // and `duplicate-event-id` reports it).
     let below: Vec<usize> = ctx
         .views
         .orphans
         .iter()
         .filter(|(_, why)| *why == OrphanWhy::OffBranch { at: leaf })
         .map(|(i, _)| *i)
+        .filter(|&i| ctx.index.id_to_idx.get(ctx.reader.id(i)) == Some(&i))
         .collect();
     if below.is_empty() {
         return None;
