@@ -116,9 +116,16 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     let mut unreadable_before: Vec<usize> = vec![0; n + 1];
     for i in 0..n {
         let rec = r.record(i);
-        // a placeholder stands for an event of unknown kind: a real one
+        // a placeholder stands for an event of unknown kind: a real one;
+        // a copy whose id the SDK resolves to another event cannot be a
+        // parent (a re-link to its id lands on that other event)
         let real = rec.is_none_or(|rec| !artifact(rec));
-        last_real[i + 1] = if real { Some(i) } else { last_real[i] };
+        let own_id = r.index.id_to_idx.get(r.id(i)) == Some(&i);
+        last_real[i + 1] = if real && own_id {
+            Some(i)
+        } else {
+            last_real[i]
+        };
         unreadable_before[i + 1] = unreadable_before[i] + usize::from(r.read(i).is_err());
     }
     let mut out = Vec::new();

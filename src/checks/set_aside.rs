@@ -87,6 +87,41 @@ fn answered<'a>(ctx: &Ctx<'a>, except: usize) -> (HashSet<&'a str>, HashSet<&'a 
     (calls, actions)
 }
 
+/// Whether an event on the chain from `parent` up to its root answers
+/// `tool_call_id` (by the SDK's rule; the action is the one that made that
+/// call).
+fn answered_above(
+    ctx: &Ctx,
+    parent: &ParentRef,
+    tool_call_id: &str,
+    acts: &std::collections::HashMap<&str, usize>,
+) -> bool {
+    use super::tool_calls::{answer, Answer};
+    let action = acts.get(tool_call_id).map(|&a| ctx.reader.id(a));
+    let mut at = match parent {
+        ParentRef::Id(p) => ctx.index.id_to_idx.get(p).copied(),
+        _ => None,
+    };
+    let mut steps = 0;
+    while let Some(i) = at {
+        steps += 1;
+        if steps > ctx.reader.len() {
+            break;
+        }
+        let Some(r) = ctx.reader.record(i) else { break };
+        match answer(r) {
+            Some(Answer::Call(tc)) if tc == tool_call_id => return true,
+            Some(Answer::Action(a)) if Some(a) == action => return true,
+            _ => {}
+        }
+        at = match &r.parent {
+            ParentRef::Id(p) => ctx.index.id_to_idx.get(p).copied(),
+            _ => None,
+        };
+    }
+    false
+}
+
 /// The ActionEvent at `idx`'s tool name, read from its file (as this pass
 /// sees it).
 fn tool_name(ctx: &Ctx, idx: usize) -> Option<String> {
@@ -217,6 +252,10 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             }
             None => None,
         };
+        // an answer already on the branch it hangs from (a second crash
+        // recovery error for the same call): a second one would be a tool
+        // result twice
+        let call = call.filter(|c| !answered_above(ctx, &parent, &c.tool_call_id, acts));
         let why = super::describe_read_error(&err, ctx);
         let bytes = placeholder::event(&Slot {
             id,

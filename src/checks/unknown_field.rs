@@ -37,16 +37,16 @@ Why it matters
 Repair
   Best: run a server at least as new as the one that wrote the
   conversation. `--server-version` selects the release whose fields apply.
-  Otherwise, unsafe (only with `repair --unsafe-fixes`): the key is dropped
-  from the event (one a pass, until the event reads), its value kept in the
-  run's backup; a newer release then no longer sees that value. A
+  Otherwise, unsafe (only with `repair --unsafe-fixes`): every such key is
+  dropped from the event at once (the SDK names only the first), its value
+  kept in the run's backup; a newer release then no longer sees that value. A
   `parent_id` that a pre-tree release refuses is never dropped."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "drop the key the release forbids from that event (one key a pass, until the event reads); the value stays in the run's backup. The better fix is a server at least as new as the one that wrote the conversation",
+            what: "drop every key the release forbids from that event (all at once: the SDK names only the first); the values stay in the run's backup. The better fix is a server at least as new as the one that wrote the conversation",
             guards: "a top-level key of an event of the log that the release's model of its kind does not have; never `parent_id` (a pre-tree reader is told to upgrade instead); unsafe because a newer release loses that value",
             planner: Some(plan),
         }
@@ -74,31 +74,39 @@ Repair
     }
 }
 
-/// Drop the first key the release does not know, from each such event.
+/// Drop every key the release does not know from each such event (all at
+/// once: the SDK names only the first, and would name the next).
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     for i in 0..ctx.reader.len() {
-        let Err(ReadError::UnknownField { kind, field }) = ctx.reader.read(i) else {
+        let Err(ReadError::UnknownField { kind, .. }) = ctx.reader.read(i) else {
             continue;
         };
         let rel = ctx.event_path(i);
-        if field == "parent_id" {
+        let fields = ctx
+            .reader
+            .record(i)
+            .map(|r| ctx.reader.unknown_fields(r))
+            .unwrap_or_default();
+        if fields.iter().any(|f| f == "parent_id") {
             p.leave(
                 rel,
                 "a pre-tree release cannot read a tree-era event: run 1.31 or newer",
             );
             continue;
         }
-        p.drop_key(
-            rel,
-            &format!("/{}", field.replace('~', "~0").replace('/', "~1")),
-            crate::edit::Safety::Unsafe,
-            format!(
-                "drop `{}` from event {} ({}), which SDK {} does not know for that kind",
-                ctx.quote(&field),
-                ix(i),
-                ctx.quote(&kind),
-                ctx.reader.kinds.source
-            ),
-        );
+        for field in fields {
+            p.drop_key(
+                rel.clone(),
+                &format!("/{}", field.replace('~', "~0").replace('/', "~1")),
+                crate::edit::Safety::Unsafe,
+                format!(
+                    "drop `{}` from event {} ({}), which SDK {} does not know for that kind",
+                    ctx.quote(&field),
+                    ix(i),
+                    ctx.quote(&kind),
+                    ctx.reader.kinds.source
+                ),
+            );
+        }
     }
 }

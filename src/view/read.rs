@@ -88,6 +88,23 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// Every top-level key of `rec` this release does not know for its kind
+    /// (the first is the one the SDK names): empty for a kind it does not
+    /// know at all.
+    pub fn unknown_fields(&self, rec: &EventRecord) -> Vec<String> {
+        let Some(&allowed) = self.kinds.fields.get(&rec.kind) else {
+            return Vec::new();
+        };
+        let mut extra = rec.keys & !allowed;
+        let mut out = Vec::new();
+        while extra != 0 {
+            out.push(crate::kinds::key_name(extra.trailing_zeros()).to_string());
+            extra &= extra - 1;
+        }
+        out.extend(rec.odd_keys.iter().cloned());
+        out
+    }
+
     pub fn new(conv: &'a Conversation, index: &'a Index, version: Version) -> Reader<'a> {
         let mut client_tools = HashSet::new();
         if let Some(tools) = conv
@@ -248,19 +265,11 @@ impl<'a> Reader<'a> {
         if !self.version.tree_era() && rec.parent.is_present() {
             return Err(ReadError::TreeFieldTooNew);
         }
-        if let Some(&allowed) = self.kinds.fields.get(&rec.kind) {
-            let extra = rec.keys & !allowed;
-            let field = if extra != 0 {
-                Some(crate::kinds::key_name(extra.trailing_zeros()).to_string())
-            } else {
-                rec.odd_keys.first().cloned()
-            };
-            if let Some(field) = field {
-                return Err(ReadError::UnknownField {
-                    kind: rec.kind.clone(),
-                    field,
-                });
-            }
+        if let Some(field) = self.unknown_fields(rec).into_iter().next() {
+            return Err(ReadError::UnknownField {
+                kind: rec.kind.clone(),
+                field,
+            });
         }
         // Whole-model validation; an unknown `ClientAction_<tool>` kind is
         // registered from meta.json's client tools at run time.
