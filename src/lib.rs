@@ -19,6 +19,7 @@ pub mod fix;
 pub mod kinds;
 pub mod render;
 pub mod report;
+pub mod runs;
 pub mod secrets;
 pub mod server;
 pub mod store;
@@ -33,6 +34,8 @@ use commands::ExitStatus;
 /// `anyhow` errors (context naming the path, the OS error kept as the
 /// source) and are printed once, as ripgrep's binary does.
 pub fn run(mut cli: cli::Cli) -> ExitStatus {
+    // the interrupted-repair check asks the engine whether a run is kept
+    runs::set_lookup(fix::persist::run_repaired);
     let color = cli.color.enabled();
     // --quiet: nothing on stderr either when the run ends with 0
     let quiet = match &cli.command {

@@ -76,7 +76,7 @@ Repair
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        let run = field("run_id").filter(|id| crate::fix::persist::valid_run_id(id));
+        let run = field("run_id").filter(|id| crate::runs::valid_run_id(id));
         let dir = field("backup_dir").filter(|d| !d.is_empty() && d.len() <= 4096);
         // The journal is the folder owner's to write: its backup folder goes
         // into a command only once it is vouched for (a backup folder undo
@@ -130,10 +130,10 @@ fn vouched_command(ctx: &Ctx, run: &str, dir: &str) -> Option<String> {
     }
     // the folder as it was read (never its path looked up again)
     let here = ctx.conv.root.as_ref()?.dev_ino().ok()?;
-    if !crate::fix::persist::run_repaired(std::path::Path::new(dir), run, here) {
+    if !crate::runs::run_repaired(std::path::Path::new(dir), run, here) {
         return None;
     }
-    let default = crate::fix::persist::default_backup_root().ok();
+    let default = crate::runs::default_backup_root().ok();
     let shown = (default.as_deref() != Some(std::path::Path::new(dir))).then_some(dir);
     let cmd = crate::text::undo_command(run, shown);
     let untouched = |s: &str| {

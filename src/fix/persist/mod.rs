@@ -46,18 +46,7 @@ pub fn sha256(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Where backups go by default: `$XDG_STATE_HOME/convo-doctor/backups`, else
-/// `~/.local/state/convo-doctor/backups`: never inside a conversation folder
-/// (the agent-server zips those into trajectory downloads) or a store.
-pub fn default_backup_root() -> Result<PathBuf, String> {
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(x).join("convo-doctor/backups"));
-    }
-    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        Some(h) => Ok(PathBuf::from(h).join(".local/state/convo-doctor/backups")),
-        None => Err("neither XDG_STATE_HOME nor HOME is set: pass --backup-dir".into()),
-    }
-}
+pub use crate::runs::{default_backup_root, valid_run_id};
 
 /// Test hooks (`CONVO_DOCTOR_RUN_ID`, `CONVO_DOCTOR_CRASH_AT`) are honoured
 /// only in debug builds (what `cargo test` runs); a release build ignores
@@ -68,16 +57,6 @@ fn test_hook(name: &str) -> Option<String> {
     } else {
         None
     }
-}
-
-/// Whether `id` may name a run folder: one plain path component.
-pub fn valid_run_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 128
-        && !id.starts_with('.')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
 /// A new run id from the clock (or `CONVO_DOCTOR_RUN_ID` in a debug build,
