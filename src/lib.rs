@@ -15,6 +15,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod edit;
+pub mod exit;
 pub mod fix;
 pub mod kinds;
 pub mod render;

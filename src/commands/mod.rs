@@ -6,26 +6,7 @@ pub mod explain;
 pub mod repair;
 pub mod undo_list;
 
-/// How a command ended; mapped to the process exit code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExitStatus {
-    /// 0: nothing at or above the threshold.
-    Success,
-    /// 1: findings at or above the threshold.
-    Findings,
-    /// 2: usage error or unreadable input.
-    Error,
-}
-
-impl ExitStatus {
-    pub fn code(self) -> u8 {
-        match self {
-            ExitStatus::Success => 0,
-            ExitStatus::Findings => 1,
-            ExitStatus::Error => 2,
-        }
-    }
-}
+pub use crate::exit::ExitStatus;
 
 /// `unknown check `ID``, with the nearest check id when one is close
 /// (`did you mean `false-root`?`, as cargo and git suggest), and where the

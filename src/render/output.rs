@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::commands::ExitStatus;
+use crate::exit::ExitStatus;
 
 pub struct Output {
     to: To,
