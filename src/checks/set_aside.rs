@@ -177,10 +177,15 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 Some(p) => ParentRef::Id(p.clone()),
                 // cut before its parent: the SDK appends in order, so in a
                 // tree-era log the event before it is the likeliest parent
+                // (the nearest one a parent id can name: a copy whose id the
+                // SDK resolves to another event would hang it there)
                 None => match before.and_then(|j| ctx.reader.record(j)) {
-                    Some(b) if b.parent.is_present() && i > 0 => {
-                        ParentRef::Id(ctx.reader.id(i - 1).to_string())
-                    }
+                    Some(b) if b.parent.is_present() && i > 0 => (0..i)
+                        .rev()
+                        .find(|&j| ctx.index.id_to_idx.get(ctx.reader.id(j)) == Some(&j))
+                        .map_or(ParentRef::Absent, |j| {
+                            ParentRef::Id(ctx.reader.id(j).to_string())
+                        }),
                     _ => ParentRef::Absent,
                 },
             },
@@ -234,6 +239,24 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                     tool_call_id: tc.clone(),
                 }),
             Some(_) => None,
+            // an observation whose `tool_call_id` is lost still names its
+            // action: the call that action made
+            None if rec
+                .and_then(|r| r.action_id.as_deref())
+                .and_then(|a| ctx.index.id_to_idx.get(a))
+                .is_some_and(|&a| a < i && stays(a)) =>
+            {
+                rec.and_then(|r| r.action_id.as_deref())
+                    .and_then(|a| ctx.index.id_to_idx.get(a))
+                    .and_then(|&a| {
+                        let r = ctx.reader.record(a)?;
+                        (r.kind == "ActionEvent").then_some(())?;
+                        Some(ToolCall {
+                            tool_name: tool_name(ctx, a)?,
+                            tool_call_id: r.tool_call_id.clone()?,
+                        })
+                    })
+            }
             None if result_kind && i > 0 => {
                 let (calls, by_action) = answered(ctx, i);
                 ctx.reader
