@@ -46,64 +46,38 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let r = &ctx.reader;
-        let n = r.len();
-        // 0 = unvisited, 1 = on the current walk, 2 = done
-        let mut state = vec![0u8; n];
         let blocking = matches!(ctx.load_error(), Some(LoadError::Cycle { .. }));
-        for start in 0..n {
-            let mut walk = Vec::new();
-            let mut cur = Some(start);
-            while let Some(i) = cur {
-                match state[i] {
-                    2 => break,
-                    1 => {
-                        let from = walk.iter().position(|&w| w == i).unwrap_or(0);
-                        let mut members: Vec<usize> = walk[from..].to_vec();
-                        members.sort_unstable();
-                        let names: Vec<String> = members.iter().map(|&m| ix(m)).collect();
-                        out.push(Finding::new(
-                            self.id(),
-                            if blocking {
-                                Severity::Error
-                            } else {
-                                Severity::Warning
-                            },
-                            ctx.event_path(members[0]),
-                            format!(
-                                "events {} point at each other in a loop{}",
-                                names.join(" → "),
-                                if blocking {
-                                    "; the SDK cannot load the conversation (ValueError)"
-                                } else {
-                                    ""
-                                }
-                            ),
-                        ));
-                        break;
+        for mut members in loops(ctx) {
+            members.sort_unstable();
+            let names: Vec<String> = members.iter().map(|&m| ix(m)).collect();
+            out.push(Finding::new(
+                self.id(),
+                if blocking {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                ctx.event_path(members[0]),
+                format!(
+                    "events {} point at each other in a loop{}",
+                    names.join(" → "),
+                    if blocking {
+                        "; the SDK cannot load the conversation (ValueError)"
+                    } else {
+                        ""
                     }
-                    _ => {}
-                }
-                state[i] = 1;
-                walk.push(i);
-                // Only explicit links can loop; the linear fallback goes down.
-                cur = r
-                    .record(i)
-                    .and_then(|rec| rec.parent.id())
-                    .and_then(|p| r.index.id_to_idx.get(p).copied());
-            }
-            for w in walk {
-                state[w] = 2;
-            }
+                ),
+            ));
         }
     }
 }
 
-/// Every event on a loop of explicit links (iteratively, so a long chain
-/// costs no stack).
-fn on_loops(ctx: &Ctx) -> Vec<usize> {
+/// Each loop of explicit links, its members in walk order (iteratively, so
+/// a long chain costs no stack; each event is walked once).
+fn loops(ctx: &Ctx) -> Vec<Vec<usize>> {
     let r = &ctx.reader;
     let n = r.len();
+    // 0 = unvisited, 1 = on the current walk, 2 = done
     let mut state = vec![0u8; n];
     let mut out = Vec::new();
     for start in 0..n {
@@ -114,13 +88,14 @@ fn on_loops(ctx: &Ctx) -> Vec<usize> {
                 2 => break,
                 1 => {
                     let from = walk.iter().position(|&w| w == i).unwrap_or(0);
-                    out.extend_from_slice(&walk[from..]);
+                    out.push(walk[from..].to_vec());
                     break;
                 }
                 _ => {}
             }
             state[i] = 1;
             walk.push(i);
+            // Only explicit links can loop; the linear fallback goes down.
             cur = r
                 .record(i)
                 .and_then(|rec| rec.parent.id())
@@ -130,6 +105,12 @@ fn on_loops(ctx: &Ctx) -> Vec<usize> {
             state[w] = 2;
         }
     }
+    out
+}
+
+/// Every event on a loop, in index order.
+fn on_loops(ctx: &Ctx) -> Vec<usize> {
+    let mut out: Vec<usize> = loops(ctx).into_iter().flatten().collect();
     out.sort_unstable();
     out.dedup();
     out
