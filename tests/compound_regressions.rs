@@ -26,12 +26,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, UNIX_EPOCH};
 
 use common::{copy_tree, repair, s, undo};
-use convo_doctor::store::{Conversation, Index};
 use convo_doctor::version::NEWEST;
-use convo_doctor::view::{Reader, Views};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -124,46 +121,6 @@ fn unflatten(src: &Path, conv: &Path) {
     }
 }
 
-/// The mtimes the fuzzer gave the folder: every file `all_files`, then the
-/// overrides (a head lag's newer event files).
-fn apply_mtimes(conv: &Path, mtimes: &Value) {
-    let at = |secs: u64| UNIX_EPOCH + Duration::from_secs(secs);
-    let set = |p: &Path, secs: u64| {
-        let f = fs::File::options().write(true).open(p).unwrap();
-        f.set_modified(at(secs)).unwrap();
-    };
-    let all = mtimes["all_files"].as_u64().expect("mtimes.all_files");
-    for e in walkdir::WalkDir::new(conv) {
-        let e = e.unwrap();
-        if e.file_type().is_file() {
-            set(e.path(), all);
-        }
-    }
-    for (rel, secs) in mtimes["files"].as_object().expect("mtimes.files") {
-        set(&conv.join(rel), secs.as_u64().unwrap());
-    }
-}
-
-/// The agent's branch as our `diagnose` computes it for the newest SDK: the
-/// JSON ids of its events, in the order of the SDK's `active_branch()`.
-fn agent_branch(conv: &Path) -> Option<Vec<String>> {
-    let c = Conversation::load(conv, NEWEST);
-    let index = Index::build(&c.events);
-    let views = Views::compute(&c, &index, NEWEST);
-    let reader = Reader::new(&c, &index, NEWEST);
-    views.agent.as_ref().ok().map(|chain| {
-        chain
-            .iter()
-            .map(|&i| {
-                reader
-                    .record(i)
-                    .and_then(|r| r.id.clone())
-                    .unwrap_or_else(|| reader.id(i).to_string())
-            })
-            .collect()
-    })
-}
-
 /// Whether the repair leaves an error with a reason an operator can act on
 /// (not the generic "needs a human" line).
 fn left_with_reason(doc: &Value) -> bool {
@@ -250,7 +207,7 @@ fn replay(case: &Value) -> Outcome {
         .join("store")
         .join(case["conversation"].as_str().unwrap());
     unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
-    apply_mtimes(&conv, &case["mtimes"]);
+    common::apply_mtimes(&conv, &case["mtimes"]);
     let before = snapshot(&conv);
     assert_eq!(
         folder_hash(&before),
@@ -272,7 +229,7 @@ fn replay(case: &Value) -> Outcome {
     let mut broken = BTreeMap::new();
     let gone = quarantined(&doc, &pristine);
 
-    let ours = agent_branch(&conv);
+    let ours = common::agent_branch_ids(&conv);
     let repaired = snapshot(&conv);
     let hash_matches = folder_hash(&repaired) == case["repaired_hash"].as_str().unwrap();
     let real_after = &case["sdk_after_repair"][NEWEST.to_string()];

@@ -11,12 +11,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::{fixture_copy, run};
 use convo_doctor::store::{Conversation, Index};
 use convo_doctor::version::NEWEST;
-use convo_doctor::view::{Reader, Views};
+use convo_doctor::view::Reader;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -48,49 +47,6 @@ fn hashes(conv: &Path) -> BTreeMap<String, String> {
         }
     }
     out
-}
-
-fn at(secs: u64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_secs(secs)
-}
-
-fn set_mtime(path: &Path, secs: u64) {
-    let f = fs::File::options().write(true).open(path).unwrap();
-    f.set_modified(at(secs)).unwrap();
-}
-
-/// The mtimes the proof used: every file `all_files`, then the overrides.
-fn apply_mtimes(conv: &Path, mtimes: &Value) {
-    let all = mtimes["all_files"].as_u64().expect("mtimes.all_files");
-    for e in walkdir::WalkDir::new(conv) {
-        let e = e.unwrap();
-        if e.file_type().is_file() {
-            set_mtime(e.path(), all);
-        }
-    }
-    for (rel, secs) in mtimes["files"].as_object().expect("mtimes.files") {
-        set_mtime(&conv.join(rel), secs.as_u64().unwrap());
-    }
-}
-
-/// The agent view of the newest SDK as convo-doctor computes it, as the
-/// JSON ids of the events (what the SDK's `active_branch()` returns).
-fn agent_view_ids(conv: &Path) -> Option<Vec<String>> {
-    let c = Conversation::load(conv, NEWEST);
-    let index = Index::build(&c.events);
-    let views = Views::compute(&c, &index, NEWEST);
-    let reader = Reader::new(&c, &index, NEWEST);
-    views.agent.as_ref().ok().map(|chain| {
-        chain
-            .iter()
-            .map(|&i| {
-                reader
-                    .record(i)
-                    .and_then(|r| r.id.clone())
-                    .unwrap_or_else(|| reader.id(i).to_string())
-            })
-            .collect()
-    })
 }
 
 /// Every event file of `conv` (`events/<name>`) with its bytes.
@@ -297,7 +253,7 @@ fn check(entry: &Value, n: usize) -> Vec<String> {
         None => name.to_string(),
     };
     let (tmp, store, conv) = fixture_copy(name);
-    apply_mtimes(&conv, &entry["mtimes"]);
+    common::apply_mtimes(&conv, &entry["mtimes"]);
     let before = hashes(&conv);
     let before_files = event_bytes(&conv);
     let unreadable_before = unreadable_by_the_sdk(&conv);
@@ -388,7 +344,7 @@ fn check(entry: &Value, n: usize) -> Vec<String> {
             .map(String::from)
             .collect()
     });
-    let ours = agent_view_ids(&conv);
+    let ours = common::agent_branch_ids(&conv);
     if ours != theirs {
         fails.push(format!(
             "{key}: agent view after repair {ours:?}, the SDK says {theirs:?}"
@@ -483,7 +439,7 @@ fn unsafe_repairs_are_listed_not_made_without_consent() {
     for u in listed {
         let name = u["fixture"].as_str().unwrap();
         let (tmp, store, conv) = fixture_copy(name);
-        apply_mtimes(&conv, &u["mtimes"]);
+        common::apply_mtimes(&conv, &u["mtimes"]);
         let before = hashes(&conv);
         let b = tmp.path().join("b");
         let (code, out, _) = run(
@@ -546,7 +502,7 @@ fn fixtures_without_a_repair_stay_untouched() {
     for u in doc["unchanged"].as_array().expect("unchanged array") {
         let name = u["fixture"].as_str().unwrap();
         let (_t, store, conv) = fixture_copy(name);
-        apply_mtimes(&conv, &u["mtimes"]);
+        common::apply_mtimes(&conv, &u["mtimes"]);
         let args = strs(&u["args"]);
         let mut cmd: Vec<&str> = vec![args[0], "--dry-run"];
         cmd.extend(&args[1..]);

@@ -58,37 +58,6 @@ fn run_bounded(args: &[&str]) -> Option<i32> {
     None
 }
 
-/// Start a repair that pauses at `point` (debug-build hook), returning the
-/// child and the file that releases it once created.
-fn paused_repair(args: &[&str], point: &str, gate: &Path) -> std::process::Child {
-    let child = common::bin()
-        .args(args)
-        .env("CONVO_DOCTOR_PAUSE_AT", point)
-        .env("CONVO_DOCTOR_PAUSE_FILE", gate)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ready = PathBuf::from(format!("{}.ready", gate.display()));
-    let start = Instant::now();
-    while !ready.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the repair never reached `{point}`"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child
-}
-
-fn finish(child: std::process::Child) -> (i32, String) {
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
-}
-
 // ---------------------------------------------------------------- defect 1
 
 /// A manifest in a run folder others can write is not trusted: root's
@@ -341,7 +310,7 @@ fn d5_a_directory_swapped_mid_repair_cannot_redirect_the_write() {
     fs::create_dir(&decoy).unwrap();
     let gate = tmp.path().join("go");
     let backups = tmp.path().join("b");
-    let child = paused_repair(
+    let child = common::paused(
         &["repair", "--backup-dir", s(&backups), s(&store)],
         "before-rename",
         &gate,
@@ -349,7 +318,7 @@ fn d5_a_directory_swapped_mid_repair_cannot_redirect_the_write() {
     fs::rename(conv.join("events"), tmp.path().join("moved")).unwrap();
     std::os::unix::fs::symlink(&decoy, conv.join("events")).unwrap();
     fs::write(&gate, "").unwrap();
-    let (code, out) = finish(child);
+    let (code, out) = common::finish(child);
     assert_eq!(
         fs::read_dir(&decoy).unwrap().count(),
         0,
@@ -374,7 +343,7 @@ fn d6_temp_files_are_created_private() {
     let (tmp, store, conv) = fixture_copy("false-root");
     let gate = tmp.path().join("go");
     let backups = tmp.path().join("b");
-    let child = paused_repair(
+    let child = common::paused(
         &["repair", "--backup-dir", s(&backups), s(&store)],
         "after-create",
         &gate,
@@ -383,7 +352,7 @@ fn d6_temp_files_are_created_private() {
     assert_eq!(temps.len(), 1, "{temps:?}");
     assert_eq!(mode(&temps[0]), 0o600);
     fs::write(&gate, "").unwrap();
-    let (code, out) = finish(child);
+    let (code, out) = common::finish(child);
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         mode(&false_root_event(&conv)),
@@ -439,7 +408,7 @@ fn d9_a_folder_changing_during_the_proof_is_refused() {
     let backups = tmp.path().join("b");
     let before = false_root_event(&conv);
     let old = fs::read(&before).unwrap();
-    let child = paused_repair(
+    let child = common::paused(
         &["repair", "--backup-dir", s(&backups), s(&store)],
         "before-proof",
         &gate,
@@ -451,7 +420,7 @@ fn d9_a_folder_changing_during_the_proof_is_refused() {
     )
     .unwrap();
     fs::write(&gate, "").unwrap();
-    let (code, out) = finish(child);
+    let (code, out) = common::finish(child);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("changed while the repair was being proven"),

@@ -394,37 +394,6 @@ fn a6_a_killed_undo_is_reported_refused_and_finished_by_the_printed_command() {
 
 // ------------------------------------------------------------ attacks 1, 2
 
-/// Start `repair` paused at `point` (debug-build hook); returns the child
-/// and the file that releases it once created.
-fn paused(args: &[&str], point: &str, gate: &Path) -> std::process::Child {
-    let child = common::bin()
-        .args(args)
-        .env("CONVO_DOCTOR_PAUSE_AT", point)
-        .env("CONVO_DOCTOR_PAUSE_FILE", gate)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ready = PathBuf::from(format!("{}.ready", gate.display()));
-    let start = Instant::now();
-    while !ready.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the repair never reached `{point}`"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child
-}
-
-fn finish(child: std::process::Child) -> (i32, String) {
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
-}
-
 /// `sh -c script` as the attacker: uid 65534 when the suite runs as root,
 /// else the invoking user.
 fn as_attacker(script: &str) {
@@ -478,7 +447,7 @@ fn a1_a_conversation_swapped_for_a_link_after_the_listing_is_not_followed() {
     let before = common::snapshot(&victim);
     let gate = tmp.path().join("go");
     let backups = tmp.path().join("b");
-    let child = paused(
+    let child = common::paused(
         &["repair", "--backup-dir", s(&backups), s(&store)],
         "after-listing",
         &gate,
@@ -489,7 +458,7 @@ fn a1_a_conversation_swapped_for_a_link_after_the_listing_is_not_followed() {
         v = victim.display()
     ));
     fs::write(&gate, "").unwrap();
-    let (code, out) = finish(child);
+    let (code, out) = common::finish(child);
     assert!(
         common::snapshot(&victim) == before,
         "root wrote into the victim: {out}"
@@ -523,7 +492,7 @@ fn a1_a_subagents_folder_swapped_for_a_link_is_not_followed() {
     let before = common::snapshot(&victim);
     let gate = tmp.path().join("go");
     let backups = tmp.path().join("b");
-    let child = paused(
+    let child = common::paused(
         &["repair", "--backup-dir", s(&backups), s(&store)],
         "after-listing",
         &gate,
@@ -535,7 +504,7 @@ fn a1_a_subagents_folder_swapped_for_a_link_is_not_followed() {
         e = elsewhere.display()
     ));
     fs::write(&gate, "").unwrap();
-    let (code, out) = finish(child);
+    let (code, out) = common::finish(child);
     assert!(
         common::snapshot(&victim) == before,
         "root wrote into the victim: {out}"
@@ -605,7 +574,7 @@ fn a2_a_decoy_swapped_for_a_link_after_the_proof_writes_nothing() {
     let (before_v, before_d) = (common::snapshot(&victim), common::files(&decoy));
     let gate = tmp.path().join("go");
     let backups = tmp.path().join("b");
-    let child = paused(
+    let child = common::paused(
         &["repair", "--backup-dir", s(&backups), s(&store)],
         "before-proof",
         &gate,
@@ -616,7 +585,7 @@ fn a2_a_decoy_swapped_for_a_link_after_the_proof_writes_nothing() {
         v = victim.display()
     ));
     fs::write(&gate, "").unwrap();
-    let (code, out) = finish(child);
+    let (code, out) = common::finish(child);
     let meta = fs::read_to_string(victim.join("meta.json")).unwrap();
     assert!(
         !meta.contains("NeverConfirm"),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
@@ -413,4 +413,77 @@ pub fn open_tempdir() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     chmod(tmp.path(), 0o755);
     tmp
+}
+
+/// The mtimes a recorded case gave the folder: every file `all_files`, then
+/// the overrides (a head lag's newer event files).
+pub fn apply_mtimes(conv: &Path, mtimes: &Value) {
+    let set = |p: &Path, secs: u64| {
+        let f = fs::File::options().write(true).open(p).unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .unwrap();
+    };
+    let all = mtimes["all_files"].as_u64().expect("mtimes.all_files");
+    for e in walkdir::WalkDir::new(conv) {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            set(e.path(), all);
+        }
+    }
+    for (rel, secs) in mtimes["files"].as_object().expect("mtimes.files") {
+        set(&conv.join(rel), secs.as_u64().unwrap());
+    }
+}
+
+/// The agent's branch as our `diagnose` computes it for the newest SDK: the
+/// JSON ids of its events, in the order of the SDK's `active_branch()`.
+pub fn agent_branch_ids(conv: &Path) -> Option<Vec<String>> {
+    use convo_doctor::version::NEWEST;
+    let c = convo_doctor::store::Conversation::load(conv, NEWEST);
+    let index = convo_doctor::store::Index::build(&c.events);
+    let views = convo_doctor::view::Views::compute(&c, &index, NEWEST);
+    let reader = convo_doctor::view::Reader::new(&c, &index, NEWEST);
+    views.agent.as_ref().ok().map(|chain| {
+        chain
+            .iter()
+            .map(|&i| {
+                reader
+                    .record(i)
+                    .and_then(|r| r.id.clone())
+                    .unwrap_or_else(|| reader.id(i).to_string())
+            })
+            .collect()
+    })
+}
+
+/// `args` run until the binary's pause point `point` (a debug build's
+/// `CONVO_DOCTOR_PAUSE_AT`), where it waits for `gate` to be removed.
+pub fn paused(args: &[&str], point: &str, gate: &Path) -> std::process::Child {
+    let child = bin()
+        .args(args)
+        .env("CONVO_DOCTOR_PAUSE_AT", point)
+        .env("CONVO_DOCTOR_PAUSE_FILE", gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ready = PathBuf::from(format!("{}.ready", gate.display()));
+    let start = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the run never reached `{point}`"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child
+}
+
+/// A paused run's exit code and its stdout and stderr together.
+pub fn finish(child: std::process::Child) -> (i32, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
 }
