@@ -62,12 +62,7 @@ fn agent_view_matches_the_real_sdk_on_every_fixture() {
             // `id`s (the walk itself follows the ids in the file names).
             .map(|c| {
                 c.iter()
-                    .map(|&i| {
-                        reader
-                            .record(i)
-                            .and_then(|r| r.id.clone())
-                            .unwrap_or_else(|| reader.id(i).to_string())
-                    })
+                    .map(|&i| reader.returned_id(i).to_string())
                     .collect()
             });
         let theirs: Option<Vec<String>> = if verdict["loads"].as_bool().unwrap() {

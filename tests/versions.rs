@@ -43,12 +43,7 @@ fn predict(dir: &Path, v: Version) -> (bool, Option<String>, Option<Vec<String>>
         Ok(chain) => {
             let ids = chain
                 .iter()
-                .map(|&i| {
-                    reader
-                        .record(i)
-                        .and_then(|r| r.id.clone())
-                        .unwrap_or_else(|| reader.id(i).to_string())
-                })
+                .map(|&i| reader.returned_id(i).to_string())
                 .collect();
             (true, None, Some(ids))
         }

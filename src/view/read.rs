@@ -170,6 +170,15 @@ impl<'a> Reader<'a> {
         &self.file(idx).name_id
     }
 
+    /// The id of event `idx` as the SDK hands the event back once read:
+    /// its JSON `id` (the walk follows the ids in the file names; the
+    /// events it returns carry their own), the file's when it has none.
+    pub fn returned_id(&self, idx: usize) -> &'a str {
+        self.record(idx)
+            .and_then(|r| r.id.as_deref())
+            .unwrap_or_else(|| self.id(idx))
+    }
+
     /// The file whose bytes the SDK reads for `idx`: the indexed one, or
     /// the file with the name the SDK rebuilds when that is another file.
     pub fn content(&self, idx: usize) -> &'a EventFile {

@@ -446,12 +446,7 @@ pub fn agent_branch_ids(conv: &Path) -> Option<Vec<String>> {
     views.agent.as_ref().ok().map(|chain| {
         chain
             .iter()
-            .map(|&i| {
-                reader
-                    .record(i)
-                    .and_then(|r| r.id.clone())
-                    .unwrap_or_else(|| reader.id(i).to_string())
-            })
+            .map(|&i| reader.returned_id(i).to_string())
             .collect()
     })
 }
