@@ -89,9 +89,11 @@ fn answered<'a>(ctx: &Ctx<'a>, except: usize) -> (HashSet<&'a str>, HashSet<&'a 
 
 /// Whether an event on the chain from `parent` up to its root answers
 /// `tool_call_id` (by the SDK's rule; the action is the one that made that
-/// call).
+/// call). The walk stops where it meets `own`, the event set aside (a
+/// parent loop leads back to it).
 fn answered_above(
     ctx: &Ctx,
+    own: usize,
     parent: &ParentRef,
     tool_call_id: &str,
     acts: &std::collections::HashMap<&str, usize>,
@@ -105,7 +107,7 @@ fn answered_above(
     let mut steps = 0;
     while let Some(i) = at {
         steps += 1;
-        if steps > ctx.reader.len() {
+        if steps > ctx.reader.len() || i == own {
             break;
         }
         let Some(r) = ctx.reader.record(i) else { break };
@@ -209,15 +211,23 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
         // before it made, when no other event answers it. Actions are
         // recognised parsed, readable or not (one may be repaired in the
         // same pass).
+        // (the first action that made each call, not a later copy of it
+        // whose id the SDK resolves to that first one)
         let acts = actions.get_or_insert_with(|| {
-            (0..n)
-                .filter_map(|j| {
-                    let r = ctx.reader.record(j)?;
-                    (r.kind == "ActionEvent")
-                        .then(|| r.tool_call_id.as_deref().map(|tc| (tc, j)))
-                        .flatten()
-                })
-                .collect()
+            let mut m = std::collections::HashMap::new();
+            for j in 0..n {
+                let Some(r) = ctx.reader.record(j) else {
+                    continue;
+                };
+                if r.kind != "ActionEvent" || ctx.index.id_to_idx.get(ctx.reader.id(j)) != Some(&j)
+                {
+                    continue;
+                }
+                if let Some(tc) = r.tool_call_id.as_deref() {
+                    m.entry(tc).or_insert(j);
+                }
+            }
+            m
         });
         let kind = known("kind");
         let result_kind = matches!(
@@ -278,7 +288,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
         // an answer already on the branch it hangs from (a second crash
         // recovery error for the same call): a second one would be a tool
         // result twice
-        let call = call.filter(|c| !answered_above(ctx, &parent, &c.tool_call_id, acts));
+        let call = call.filter(|c| !answered_above(ctx, i, &parent, &c.tool_call_id, acts));
         let why = super::describe_read_error(&err, ctx);
         let bytes = placeholder::event(&Slot {
             id,
