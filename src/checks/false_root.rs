@@ -240,7 +240,10 @@ How it is told apart from a deliberate root
   legacy log leaves the same bytes. An event between that cannot be read
   (the crash that interrupted the startup often cuts one), or its
   placeholder, may be the artifact with the `parent_id`: the root is then
-  probable, never confirmed.
+  probable, never confirmed. A `__root__` in the files past an index gap,
+  after a log without `parent_id`s, is reported as probable too: the SDK
+  does not read that far until the gap is closed, and the repair judges it
+  then, in the same run.
 
 Repair
   Set that one event's `parent_id` to the id of the last real event before it
@@ -283,7 +286,51 @@ Repair
                 Finding::new(self.id(), sev, ctx.event_path(fr.root), msg).fixable(fr.confirmed),
             );
         }
+        if let Some((name, idx)) = beyond_the_gap(ctx) {
+            out.push(Finding::new(
+                self.id(),
+                Severity::Warning,
+                format!("events/{name}"),
+                format!(
+                    "probable false root beyond the index gap: event {} starts a new root right after a pre-tree log; \
+                     the SDK stops at the gap and does not see it yet; `repair` closes the gap, then judges it \
+                     (not certain until then: a deliberate navigate_to(None) can look the same)",
+                    ix(idx as usize)
+                ),
+            ));
+        }
     }
+}
+
+/// A `__root__` among the files beyond an index gap, over a log whose real
+/// events before it all lack a `parent_id` (at least one of them): the
+/// fingerprint's shape where the SDK does not read, so the diagnosis does
+/// not wait for the repair that closes the gap. Its file name and index.
+fn beyond_the_gap<'a>(ctx: &Ctx<'a>) -> Option<(&'a str, u64)> {
+    ctx.index.gap_at?;
+    let files = &ctx.conv.events.files;
+    let r = &ctx.reader;
+    let mut legacy = false;
+    for i in 0..r.len() {
+        match r.record(i) {
+            Some(rec) if !artifact(rec) && rec.parent.is_present() => return None,
+            Some(rec) if !artifact(rec) => legacy = true,
+            _ => {}
+        }
+    }
+    let mut beyond: Vec<usize> = ctx.index.beyond_gap.clone();
+    beyond.sort_by_key(|&p| files[p].idx);
+    for p in beyond {
+        let Ok(rec) = &files[p].record else { continue };
+        if rec.parent == ParentRef::Root {
+            return legacy.then_some((files[p].name.as_str(), files[p].idx));
+        }
+        if !artifact(rec) && rec.parent.is_present() {
+            return None;
+        }
+        legacy |= !artifact(rec);
+    }
+    None
 }
 
 /// Re-link each false root to the last real event before it: safe when
