@@ -735,3 +735,49 @@ fn an_unreadable_path_is_a_clear_error() {
     let r = run(&["diagnose", p(&fifo)]);
     assert_eq!(r.code, 2);
 }
+
+/// An `action` or `observation` that is not an object: the release decides
+/// (1.58 refuses it as `model_type`; 1.33.0's `_validate_subtype` crashes
+/// with AttributeError, as the real releases do: fuzz_diff.py), and no
+/// output quotes the value, in any format or release.
+#[test]
+fn a_non_object_action_or_observation_is_judged_by_the_release_and_never_quoted() {
+    let (_tmp, _store, conv) = common::fixture_copy("clean-tree");
+    let mut edited = 0;
+    for f in common::event_files(&conv) {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        for key in ["action", "observation"] {
+            if v.get(key).is_some_and(Value::is_object) {
+                v[key] = Value::from(format!("sk-NEVER-QUOTED-{key}"));
+                edited += 1;
+            }
+        }
+        std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    assert!(edited >= 2, "the fixture has an action and an observation");
+    for (version, exception) in [("1.58.2", "ValidationError"), ("1.33.0", "AttributeError")] {
+        for format in ["human", "json", "jsonl", "markdown", "concise"] {
+            let r = run(&[
+                "diagnose",
+                "--server-version",
+                version,
+                "--format",
+                format,
+                "--events",
+                p(&conv),
+            ]);
+            assert!(
+                !r.stdout.contains("NEVER") && !r.stderr.contains("NEVER"),
+                "{version} {format}"
+            );
+            if format == "human" {
+                assert!(
+                    r.stdout
+                        .contains(&format!("cannot load this conversation ({exception}")),
+                    "{version}: {}",
+                    r.stdout
+                );
+            }
+        }
+    }
+}

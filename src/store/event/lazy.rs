@@ -8,13 +8,13 @@ use serde_json::Value;
 use crate::validate::jv::Value as Jv;
 
 /// `action` / `observation`: an object whose `kind` is read and whose other
-/// keys (often a large tool output) are skipped unread; any other JSON type is
-/// recorded by its type name only. (Deserializing it as a struct would make
+/// keys (often a large tool output) are skipped unread; any other JSON value
+/// is only noted as not an object. (Deserializing it as a struct would make
 /// serde quote a string value in its error message, and a file's content must
 /// never reach the output.)
 pub(super) enum KindOnly {
     Object { kind: Option<Value> },
-    Other(&'static str),
+    Other,
 }
 
 impl<'de> Deserialize<'de> for KindOnly {
@@ -42,25 +42,25 @@ impl<'de> Deserialize<'de> for KindOnly {
                 mut s: A,
             ) -> Result<KindOnly, A::Error> {
                 while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(KindOnly::Other("an array"))
+                Ok(KindOnly::Other)
             }
             fn visit_bool<E>(self, _: bool) -> Result<KindOnly, E> {
-                Ok(KindOnly::Other("a boolean"))
+                Ok(KindOnly::Other)
             }
             fn visit_i64<E>(self, _: i64) -> Result<KindOnly, E> {
-                Ok(KindOnly::Other("a number"))
+                Ok(KindOnly::Other)
             }
             fn visit_u64<E>(self, _: u64) -> Result<KindOnly, E> {
-                Ok(KindOnly::Other("a number"))
+                Ok(KindOnly::Other)
             }
             fn visit_f64<E>(self, _: f64) -> Result<KindOnly, E> {
-                Ok(KindOnly::Other("a number"))
+                Ok(KindOnly::Other)
             }
             fn visit_str<E>(self, _: &str) -> Result<KindOnly, E> {
-                Ok(KindOnly::Other("a string"))
+                Ok(KindOnly::Other)
             }
             fn visit_unit<E>(self) -> Result<KindOnly, E> {
-                Ok(KindOnly::Other("null"))
+                Ok(KindOnly::Other)
             }
         }
         d.deserialize_any(V)
@@ -151,13 +151,7 @@ impl KindOnly {
             Jv::Object(m) => KindOnly::Object {
                 kind: m.get("kind").map(Jv::to_serde),
             },
-            other => KindOnly::Other(match other {
-                Jv::Null => "null",
-                Jv::Bool(_) => "a boolean",
-                Jv::Number(_) => "a number",
-                Jv::String(_) => "a string",
-                _ => "an array",
-            }),
+            _ => KindOnly::Other,
         }
     }
 }
