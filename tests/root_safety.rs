@@ -15,22 +15,7 @@ use common::{
     chmod, event_at, event_files, fixture_copy, mode, named, repair, run, s, snapshot, undo,
 };
 
-const NOBODY: u32 = 65534;
-
-fn is_root(test: &str) -> bool {
-    let root = rustix::process::geteuid().is_root();
-    if !root {
-        common::skip_unless_ci(test, "needs root to make files owned by another uid");
-    }
-    root
-}
-
-fn chown_tree(dir: &Path, uid: u32) {
-    for e in walkdir::WalkDir::new(dir) {
-        let e = e.unwrap();
-        std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap();
-    }
-}
+use common::NOBODY;
 
 /// The event file the false-root repair changes.
 fn false_root_event(conv: &Path) -> PathBuf {
@@ -148,7 +133,7 @@ fn d1_untrusted_backup_dirs_are_refused() {
         "a refused backup dir changed the store"
     );
     assert_eq!(fs::read_dir(&open).unwrap().count(), 0);
-    if is_root("d1_untrusted_backup_dirs_are_refused (other owner)") {
+    if common::is_root("d1_untrusted_backup_dirs_are_refused (other owner)") {
         let theirs = tmp.path().join("theirs");
         fs::create_dir(&theirs).unwrap();
         chmod(&theirs, 0o700);
@@ -181,7 +166,7 @@ fn d9_a_run_id_cannot_escape_the_backup_root() {
 /// can read the repaired event; undo keeps them too.
 #[test]
 fn d2_d3_root_repair_keeps_owner_and_mode_and_creates_the_lock_as_the_owner() {
-    if !is_root("d2_d3_root_repair_keeps_owner_and_mode") {
+    if !common::is_root("d2_d3_root_repair_keeps_owner_and_mode") {
         return;
     }
     let (tmp, store, conv) = fixture_copy("false-root");
@@ -190,7 +175,7 @@ fn d2_d3_root_repair_keeps_owner_and_mode_and_creates_the_lock_as_the_owner() {
     for e in event_files(&conv) {
         chmod(&e, 0o600); // the SDK writes events 0600
     }
-    chown_tree(&store, NOBODY);
+    common::chown_tree(&store, NOBODY);
     let backups = tmp.path().join("backups");
     let (code, out, err) = repair(&store, &backups, &[], Some("own"));
     assert_eq!(code, 0, "{out}{err}");

@@ -15,21 +15,6 @@ use std::time::{Duration, Instant};
 use common::{chmod, fixture_copy, repair, run, s, NOBODY};
 use serde_json::{json, Value};
 
-fn is_root(test: &str) -> bool {
-    let root = rustix::process::geteuid().is_root();
-    if !root {
-        common::skip_unless_ci(test, "needs root to make files owned by another uid");
-    }
-    root
-}
-
-fn chown_tree(dir: &Path, uid: u32) {
-    for e in walkdir::WalkDir::new(dir) {
-        let e = e.unwrap();
-        std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap();
-    }
-}
-
 /// Run the binary (under `prlimit --as` when `mem` is given, so memory that
 /// grows without bound ends the process instead of the machine), killing it
 /// after a minute: (exit code or None if killed, stdout, stderr).
@@ -204,7 +189,7 @@ fn hostile_backup_root(test: &str) -> Option<(tempfile::TempDir, PathBuf, PathBu
     fs::create_dir(root.join("zero-run")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", root.join("zero-run/manifest.json")).unwrap();
     if rustix::process::geteuid().is_root() {
-        chown_tree(&root, NOBODY);
+        common::chown_tree(&root, NOBODY);
     } else {
         // not root: a root others can write to is as untrusted
         common::skip(
@@ -298,8 +283,8 @@ fn a5_a_backup_dir_through_another_users_link_is_refused() {
     let theirs = tmp.path().join("theirs");
     fs::create_dir(&theirs).unwrap();
     std::os::unix::fs::symlink(&real, theirs.join("lnk")).unwrap();
-    if is_root("a5 (another user's folder)") {
-        chown_tree(&theirs, NOBODY);
+    if common::is_root("a5 (another user's folder)") {
+        common::chown_tree(&theirs, NOBODY);
     } else {
         // not root: a folder others may write to is as untrusted
         chmod(&theirs, 0o777);
@@ -431,7 +416,7 @@ fn store_and_victim(fixture: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Path
         .unwrap();
     chmod(&victim_root, 0o755);
     if rustix::process::geteuid().is_root() {
-        chown_tree(&store, NOBODY);
+        common::chown_tree(&store, NOBODY);
     }
     (tmp, store, conv, victim)
 }
@@ -487,7 +472,7 @@ fn a1_a_subagents_folder_swapped_for_a_link_is_not_followed() {
     common::copy_tree(&sub, &elsewhere.join(sub_id));
     let victim = elsewhere.join(sub_id);
     if rustix::process::geteuid().is_root() {
-        chown_tree(&store, NOBODY);
+        common::chown_tree(&store, NOBODY);
     }
     let before = common::snapshot(&victim);
     let gate = tmp.path().join("go");
@@ -565,7 +550,7 @@ fn a2_a_decoy_swapped_for_a_link_after_the_proof_writes_nothing() {
         .unwrap();
     }
     if rustix::process::geteuid().is_root() {
-        chown_tree(&store, NOBODY);
+        common::chown_tree(&store, NOBODY);
     }
     assert_eq!(
         fs::read(victim.join("meta.json")).unwrap(),

@@ -482,3 +482,21 @@ pub fn finish(child: std::process::Child) -> (i32, String) {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
     )
 }
+
+/// Whether the tests run as root (to make files another uid owns); says
+/// SKIP otherwise, and fails under CI.
+pub fn is_root(test: &str) -> bool {
+    let root = rustix::process::geteuid().is_root();
+    if !root {
+        skip_unless_ci(test, "needs root to make files owned by another uid");
+    }
+    root
+}
+
+/// Give every entry below `dir` (and `dir`) to `uid`, without following links.
+pub fn chown_tree(dir: &Path, uid: u32) {
+    for e in walkdir::WalkDir::new(dir) {
+        let e = e.unwrap();
+        std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap();
+    }
+}
