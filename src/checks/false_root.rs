@@ -120,7 +120,7 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
         // a copy whose id the SDK resolves to another event cannot be a
         // parent (a re-link to its id lands on that other event)
         let real = rec.is_none_or(|rec| !artifact(rec));
-        let own_id = r.index.id_to_idx.get(r.id(i)) == Some(&i);
+        let own_id = r.owns_its_id(i);
         last_real[i + 1] = if real && own_id {
             Some(i)
         } else {

@@ -71,7 +71,7 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
         .iter()
         .filter(|(_, why)| *why == OrphanWhy::OffBranch { at: leaf })
         .map(|(i, _)| *i)
-        .filter(|&i| ctx.index.id_to_idx.get(ctx.reader.id(i)) == Some(&i))
+        .filter(|&i| ctx.reader.owns_its_id(i))
         .collect();
     if below.is_empty() {
         return None;

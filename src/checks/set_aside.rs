@@ -184,7 +184,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 None => match before.and_then(|j| ctx.reader.record(j)) {
                     Some(b) if b.parent.is_present() && i > 0 => (0..i)
                         .rev()
-                        .find(|&j| ctx.index.id_to_idx.get(ctx.reader.id(j)) == Some(&j))
+                        .find(|&j| ctx.reader.owns_its_id(j))
                         .map_or(ParentRef::Absent, |j| {
                             ParentRef::Id(ctx.reader.id(j).to_string())
                         }),
@@ -219,8 +219,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 let Some(r) = ctx.reader.record(j) else {
                     continue;
                 };
-                if r.kind != "ActionEvent" || ctx.index.id_to_idx.get(ctx.reader.id(j)) != Some(&j)
-                {
+                if r.kind != "ActionEvent" || !ctx.reader.owns_its_id(j) {
                     continue;
                 }
                 if let Some(tc) = r.tool_call_id.as_deref() {
@@ -239,6 +238,10 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             Ok(_) => true,
             Err(e) => class_of(&e).is_none(),
         };
+        let named_action = rec
+            .and_then(|r| r.action_id.as_deref())
+            .and_then(|a| ctx.index.id_to_idx.get(a).copied())
+            .filter(|&a| a < i && stays(a));
         let call = match known("tool_call_id") {
             Some(tc) if result_kind => acts
                 .get(tc.as_str())
@@ -251,22 +254,14 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             Some(_) => None,
             // an observation whose `tool_call_id` is lost still names its
             // action: the call that action made
-            None if rec
-                .and_then(|r| r.action_id.as_deref())
-                .and_then(|a| ctx.index.id_to_idx.get(a))
-                .is_some_and(|&a| a < i && stays(a)) =>
-            {
-                rec.and_then(|r| r.action_id.as_deref())
-                    .and_then(|a| ctx.index.id_to_idx.get(a))
-                    .and_then(|&a| {
-                        let r = ctx.reader.record(a)?;
-                        (r.kind == "ActionEvent").then_some(())?;
-                        Some(ToolCall {
-                            tool_name: tool_name(ctx, a)?,
-                            tool_call_id: r.tool_call_id.clone()?,
-                        })
-                    })
-            }
+            None if named_action.is_some() => named_action.and_then(|a| {
+                let r = ctx.reader.record(a)?;
+                (r.kind == "ActionEvent").then_some(())?;
+                Some(ToolCall {
+                    tool_name: tool_name(ctx, a)?,
+                    tool_call_id: r.tool_call_id.clone()?,
+                })
+            }),
             None if result_kind && i > 0 => {
                 let (calls, by_action) = answered(ctx, i);
                 ctx.reader

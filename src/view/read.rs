@@ -170,6 +170,13 @@ impl<'a> Reader<'a> {
         &self.file(idx).name_id
     }
 
+    /// Whether the SDK resolves event `idx`'s id to `idx` itself: false for
+    /// a copy that shares its id with an event it resolves to instead, which
+    /// no `parent_id` or HEAD can therefore name.
+    pub fn owns_its_id(&self, idx: usize) -> bool {
+        self.index.id_to_idx.get(self.id(idx)) == Some(&idx)
+    }
+
     /// The id of event `idx` as the SDK hands the event back once read:
     /// its JSON `id` (the walk follows the ids in the file names; the
     /// events it returns carry their own), the file's when it has none.
