@@ -67,6 +67,19 @@ _svc_postgres() {
   "$_svc_pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 54329 -U postgres -d openhands \
     -f fixtures/appserver/postgres.sql >/dev/null
   export CONVO_DOCTOR_PG_URL="postgres://postgres@127.0.0.1:54329/openhands"
+  # issue 22: a role that must give a password (scram-sha-256), one holding
+  # the characters that leaked (`/`, `?`, `#`, a quote, white space), for
+  # tests/appserver_doors.rs to give it through PGPASSWORD and ~/.pgpass
+  export CONVO_DOCTOR_PG_PASSWORD="s3/cr?t#'q w-pw"
+  "$_svc_pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 54329 -U postgres -d openhands >/dev/null <<SQL
+CREATE ROLE ohpw LOGIN PASSWORD 's3/cr?t#''q w-pw';
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO ohpw;
+SQL
+  local hba="$_svc_pg_data/data/pg_hba.conf"
+  { echo "host all ohpw 127.0.0.1/32 scram-sha-256"; cat "$hba"; } >"$hba.new"
+  cat "$hba.new" >"$hba" && rm -f "$hba.new"
+  "${as[@]}" "$_svc_pg_bin/pg_ctl" -D "$_svc_pg_data/data" reload >/dev/null
+  export CONVO_DOCTOR_PG_PW_URL="postgres://ohpw@127.0.0.1:54329/openhands"
   _svc_log "postgres $("$_svc_pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:54329 (database openhands)"
 }
 

@@ -273,8 +273,18 @@ pub struct DiagnoseArgs {
     /// The app server's database, to relate its rows (`conversation_metadata`)
     /// to the folders: `sqlite:PATH` (default `~/.openhands/openhands.db`) or
     /// `postgres://USER[:PASS]@HOST[:PORT]/DB` (read only; docs/appserver.md).
+    /// Give Postgres's password through `PGPASSWORD` or `~/.pgpass`
+    /// (`PGPASSFILE`), as for psql, not in the URL: a command line is
+    /// visible to every local user.
     #[arg(long, value_name = "sqlite:PATH|postgres://...", value_parser = parse_db)]
     pub db: Option<crate::appserver::db::DbSpec>,
+
+    /// Give up on the database when it answers nothing for this long:
+    /// connecting (the server's greeting and authentication included), each
+    /// statement (Postgres's `statement_timeout`), SQLite's locks and
+    /// queries.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub db_timeout: std::time::Duration,
 
     /// The app server's copy of the events: its persistence directory (which
     /// holds `v1_conversations/`), `s3://BUCKET[/PREFIX]` or
@@ -435,8 +445,11 @@ fn parse_shard(s: &str) -> Result<Shard, String> {
     s.parse()
 }
 
+/// Never an error here: clap would echo the value, which may hold a
+/// password; an unusable `--db` is the run's error (exit 2), worded
+/// without it.
 fn parse_db(s: &str) -> Result<crate::appserver::db::DbSpec, String> {
-    crate::appserver::db::DbSpec::parse(s)
+    Ok(crate::appserver::db::DbSpec::parse(s))
 }
 
 fn parse_events_store(s: &str) -> Result<crate::appserver::events_store::StoreSpec, String> {

@@ -226,9 +226,22 @@ impl Redactor {
 /// shorter than 6 characters are not remembered (replacing every `true` or
 /// `abc` in a report would garble it, and protects little).
 fn remember(found: Vec<String>) {
+    remember_min(found, 6)
+}
+
+/// Remember a credential convo-doctor itself was given or found (a
+/// database password from `--db`, `PGPASSWORD` or a password file): it is
+/// replaced wherever it would appear, down to 3 characters long (a shorter
+/// one would garble the report; it is never written into a report by
+/// convo-doctor's own code either).
+pub fn remember_credential(s: &str) {
+    remember_min(vec![s.to_string()], 3)
+}
+
+fn remember_min(found: Vec<String>, min: usize) {
     let mut forms = Vec::new();
     for s in found {
-        if s.len() < 6 || s == SDK_REDACTED {
+        if s.len() < min || s == SDK_REDACTED {
             continue;
         }
         if let Ok(esc) = serde_json::to_string(&s) {

@@ -9,6 +9,7 @@
 
 pub mod db;
 pub mod events_store;
+pub mod pg;
 pub mod relate;
 
 pub use relate::{Related, Sources};

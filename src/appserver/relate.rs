@@ -203,11 +203,18 @@ impl Related<'_> {
 
 impl Sources {
     /// Read the rows and list the copies. Errors name the source.
-    pub fn open(db: Option<&DbSpec>, store: Option<&StoreSpec>) -> anyhow::Result<Sources> {
+    pub fn open(
+        db: Option<&DbSpec>,
+        store: Option<&StoreSpec>,
+        limits: &db::Limits,
+    ) -> anyhow::Result<Sources> {
         let mut notes = Vec::new();
         let rows = match db {
             Some(spec) => {
-                let rows = db::read(spec)?;
+                if let DbSpec::Postgres(pg) = spec {
+                    notes.extend(pg.notes.iter().cloned());
+                }
+                let rows = db::read(spec, limits)?;
                 notes.push(format!(
                     "app server database {}: {} row(s) of conversation_metadata{}",
                     rows.display,

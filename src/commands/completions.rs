@@ -364,6 +364,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "The app server's persistence directory (its SQLite database and event copy), as the app server reads them: $OH_PERSISTENCE_DIR, else $FILE_STORE_PATH when the file store is local, else ~/.openhands.",
     ),
     (
+        "PGPASSWORD, PGPASSFILE, PGHOST, PGPORT, PGUSER, PGDATABASE",
+        "For --db postgres://...: what the URL leaves out, as libpq (psql) takes it; the password from $PGPASSWORD, else the first matching line of $PGPASSFILE or ~/.pgpass (used only when neither group nor others may read it). Never printed.",
+    ),
+    (
         "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL, AWS_S3_ENDPOINT, AWS_S3_SECURE",
         "Credentials and endpoint for an app server's event copy in S3 (the standard AWS chain; the app server's own AWS_S3_ENDPOINT and AWS_S3_SECURE are honoured). Never printed.",
     ),

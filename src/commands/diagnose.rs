@@ -328,7 +328,11 @@ fn open_sources(
     if db.is_none() && store.is_none() {
         return Ok(None);
     }
-    let src = Sources::open(db.as_ref(), store.as_ref())?;
+    let limits = crate::appserver::db::Limits {
+        timeout: args.db_timeout,
+        ..Default::default()
+    };
+    let src = Sources::open(db.as_ref(), store.as_ref(), &limits)?;
     summary.notes.extend(src.notes.iter().cloned());
     Ok(Some(src))
 }
