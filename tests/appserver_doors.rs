@@ -265,3 +265,51 @@ fn a6_reading_a_wal_database_creates_nothing_beside_it() {
         "reading created files beside the database"
     );
 }
+
+/// Attack 8: a link in the filesystem event copy (`<user>/v1_conversations`
+/// leading into another user's private folder) is never followed: what it
+/// leads to is not read or reported, and a note names the link.
+#[test]
+fn a8_the_filesystem_event_copy_follows_no_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("persist");
+    let status = std::process::Command::new("cp")
+        .args(["-r", s(&fixture("persist")), s(&store)])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // the private folder the link leads to, with a copy nobody listed
+    let hidden_hex = "feedfacefeedfacefeedfacefeedface";
+    let private = dir.path().join("private/v1_conversations").join(hidden_hex);
+    std::fs::create_dir_all(&private).unwrap();
+    std::fs::write(
+        private.join("0123456789abcdef0123456789abcdef.json"),
+        r#"{"kind": "MessageEvent", "id": "0123456789abcdef0123456789abcdef"}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(store.join("mallory")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("private/v1_conversations"),
+        store.join("mallory/v1_conversations"),
+    )
+    .unwrap();
+    let conv = fixture("conversations");
+    let (code, stdout, stderr) = run_bounded(
+        &[
+            "diagnose",
+            "--format",
+            "json",
+            "--events-store",
+            s(&store),
+            s(&conv),
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(code < 2, "{stderr}");
+    assert!(
+        !stdout.contains(hidden_hex) && !stdout.contains("feedface-feed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("never followed"), "{stdout}");
+}

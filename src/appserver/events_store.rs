@@ -11,7 +11,7 @@
 //! Read only. Object stores are listed page by page (`object_store` follows
 //! the continuation tokens), one conversation at a time.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
@@ -20,6 +20,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::is_hex32;
+use crate::store::fsread::DirFd;
 
 /// The folder (or key segment) the app server files conversations under.
 pub const V1_DIR: &str = "v1_conversations";
@@ -147,7 +148,11 @@ pub struct Listing {
 }
 
 enum Inner {
-    Fs(PathBuf),
+    /// The persistence directory, opened once and held: everything below it
+    /// is reached from this descriptor one component at a time, never
+    /// through a link (`crate::store::fsread::DirFd`), as conversation
+    /// folders are.
+    Fs(DirFd),
     Object {
         rt: tokio::runtime::Runtime,
         store: Arc<dyn ObjectStore>,
@@ -171,7 +176,8 @@ impl EventStore {
                 if !md.is_dir() {
                     bail!("`{}` is not a directory", p.display());
                 }
-                Inner::Fs(p.clone())
+                // the folder the operator named (a link there is theirs)
+                Inner::Fs(DirFd::open(p).with_context(|| format!("cannot read `{}`", p.display()))?)
             }
             StoreSpec::S3 { bucket, .. } => Inner::Object {
                 rt: runtime()?,
@@ -232,20 +238,31 @@ impl EventStore {
     fn dirs(&self, key: &str) -> anyhow::Result<Vec<String>> {
         match &self.inner {
             Inner::Fs(root) => {
-                let dir = root.join(key);
-                let rd = match std::fs::read_dir(&dir) {
-                    Ok(rd) => rd,
+                let shown = root.path().join(key);
+                let entries = match root.list(key) {
+                    Ok(v) => v,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
                     Err(e) => {
-                        return Err(e).with_context(|| format!("cannot list `{}`", dir.display()))
+                        return Err(e).with_context(|| format!("cannot list `{}`", shown.display()))
                     }
                 };
                 let mut out = Vec::new();
-                for e in rd {
-                    let e = e.with_context(|| format!("cannot list `{}`", dir.display()))?;
-                    // never through a link
-                    if e.file_type().is_ok_and(|t| t.is_dir()) {
-                        out.push(e.file_name().to_string_lossy().into_owned());
+                for (name, ft) in entries {
+                    // never through a link: folders only, as the listing
+                    // (or `lstat`) says
+                    let is_dir = match ft {
+                        Some(ft) => ft == rustix::fs::FileType::Directory,
+                        None => {
+                            let rel = if key.is_empty() {
+                                name.clone()
+                            } else {
+                                format!("{key}/{name}")
+                            };
+                            root.lstat(&rel).is_ok_and(|m| m.is_dir())
+                        }
+                    };
+                    if is_dir {
+                        out.push(name);
                     }
                 }
                 out.sort();
@@ -264,6 +281,30 @@ impl EventStore {
                 out.sort();
                 Ok(out)
             }
+        }
+    }
+
+    /// For the filesystem copy: whether `key` is a folder (false: there is
+    /// nothing there), or the note saying it was passed over (a link, which
+    /// is never followed, or anything else that is not a folder). Object
+    /// stores have no links: always true.
+    fn fs_folder(&self, key: &str) -> Result<bool, String> {
+        let Inner::Fs(root) = &self.inner else {
+            return Ok(true);
+        };
+        match root.lstat(key) {
+            Ok(m) if m.is_dir() => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Ok(m) => Err(format!(
+                "`{}` is a {}, never followed: passed over",
+                root.path().join(key).display(),
+                m.kind_name().unwrap_or("file, not a folder")
+            )),
+            Err(e) => Err(format!(
+                "`{}` was passed over: {}",
+                root.path().join(key).display(),
+                crate::store::fsread::os_words(&e)
+            )),
         }
     }
 
@@ -306,13 +347,18 @@ impl EventStore {
         // The user segments: every other top-level folder holding v1_conversations/.
         let users: Vec<&String> = top.iter().filter(|d| *d != V1_DIR && *d != "v1").collect();
         let user_lists: Vec<(String, Vec<String>)> = match &self.inner {
-            Inner::Fs(_) => users
-                .iter()
-                .map(|u| {
+            Inner::Fs(_) => {
+                let mut lists = Vec::new();
+                for u in &users {
                     let k = join(&join(&prefix, u), V1_DIR);
-                    self.dirs(&k).map(|d| ((*u).clone(), d))
-                })
-                .collect::<anyhow::Result<_>>()?,
+                    match self.fs_folder(&k) {
+                        Ok(true) => lists.push(((*u).clone(), self.dirs(&k)?)),
+                        Ok(false) => {}
+                        Err(note) => out.notes.push(note),
+                    }
+                }
+                lists
+            }
             Inner::Object { rt, store } => {
                 // many users: list their folders 16 at a time
                 let jobs = users.iter().map(|u| {
@@ -350,8 +396,19 @@ impl EventStore {
         for (u, names) in user_lists {
             add_v1(&mut out, Some(&u), names);
         }
-        if top.iter().any(|d| d == "v1") {
-            for dir in self.dirs(&join(&join(&prefix, "v1"), "events"))? {
+        let legacy = join(&join(&prefix, "v1"), "events");
+        let legacy_dirs = match top.iter().any(|d| d == "v1") {
+            false => Vec::new(),
+            true => match self.fs_folder(&legacy) {
+                Ok(_) => self.dirs(&legacy)?,
+                Err(note) => {
+                    out.notes.push(note);
+                    Vec::new()
+                }
+            },
+        };
+        {
+            for dir in legacy_dirs {
                 match super::uuid_hex(&dir) {
                     Some(hex) => out.copies.push(CopyRef {
                         hex,
@@ -376,17 +433,12 @@ impl EventStore {
     pub fn events(&self, c: &CopyRef) -> anyhow::Result<CopyEvents> {
         let key = self.copy_key(c);
         let names: Vec<String> = match &self.inner {
-            Inner::Fs(root) => {
-                let dir = root.join(&key);
-                let mut names = Vec::new();
-                let rd = std::fs::read_dir(&dir)
-                    .with_context(|| format!("cannot list `{}`", dir.display()))?;
-                for e in rd {
-                    let e = e.with_context(|| format!("cannot list `{}`", dir.display()))?;
-                    names.push(e.file_name().to_string_lossy().into_owned());
-                }
-                names
-            }
+            Inner::Fs(root) => root
+                .list(&key)
+                .with_context(|| format!("cannot list `{}`", root.path().join(&key).display()))?
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect(),
             Inner::Object { rt, store } => {
                 let p = Key::from_iter(key.split('/'));
                 let metas: Vec<object_store::ObjectMeta> = rt
@@ -424,7 +476,15 @@ impl EventStore {
     pub fn event_kind(&self, c: &CopyRef, id: &str) -> Option<String> {
         let key = format!("{}/{id}.json", self.copy_key(c));
         let bytes: Vec<u8> = match &self.inner {
-            Inner::Fs(root) => read_small(&root.join(&key))?,
+            Inner::Fs(root) => {
+                // opened without following a link, never blocking on a FIFO,
+                // checked on the descriptor and read within the limit
+                let (bytes, _) = root.read_regular(&key, false).ok()?;
+                if bytes.len() > MAX_EVENT {
+                    return None;
+                }
+                bytes
+            }
             Inner::Object { rt, store } => {
                 let p = Key::from_iter(key.split('/'));
                 let b = rt
@@ -443,14 +503,6 @@ impl EventStore {
 
 /// Events larger than this are not read for their kind.
 const MAX_EVENT: usize = 64 << 20;
-
-fn read_small(p: &Path) -> Option<Vec<u8>> {
-    let md = std::fs::symlink_metadata(p).ok()?;
-    if !md.is_file() || md.len() > MAX_EVENT as u64 {
-        return None;
-    }
-    std::fs::read(p).ok()
-}
 
 /// An event id as the copy names it: dashes removed, lower case.
 pub fn norm_id(s: &str) -> String {
