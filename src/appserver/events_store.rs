@@ -20,6 +20,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::is_hex32;
+use super::odd_keys::{Connector, OddKeys};
 use crate::store::fsread::DirFd;
 
 /// The folder (or key segment) the app server files conversations under.
@@ -156,6 +157,8 @@ enum Inner {
     Object {
         rt: tokio::runtime::Runtime,
         store: Arc<dyn ObjectStore>,
+        /// What the client's listings passed over.
+        odd: OddKeys,
     },
 }
 
@@ -179,14 +182,22 @@ impl EventStore {
                 // the folder the operator named (a link there is theirs)
                 Inner::Fs(DirFd::open(p).with_context(|| format!("cannot read `{}`", p.display()))?)
             }
-            StoreSpec::S3 { bucket, .. } => Inner::Object {
-                rt: runtime()?,
-                store: Arc::new(s3(bucket)?),
-            },
-            StoreSpec::Gcs { bucket, .. } => Inner::Object {
-                rt: runtime()?,
-                store: Arc::new(gcs(bucket)?),
-            },
+            StoreSpec::S3 { bucket, .. } => {
+                let odd = OddKeys::default();
+                Inner::Object {
+                    rt: runtime()?,
+                    store: Arc::new(s3(bucket, &odd)?),
+                    odd,
+                }
+            }
+            StoreSpec::Gcs { bucket, .. } => {
+                let odd = OddKeys::default();
+                Inner::Object {
+                    rt: runtime()?,
+                    store: Arc::new(gcs(bucket, &odd)?),
+                    odd,
+                }
+            }
         };
         Ok(EventStore { spec, inner })
     }
@@ -268,7 +279,7 @@ impl EventStore {
                 out.sort();
                 Ok(out)
             }
-            Inner::Object { rt, store } => {
+            Inner::Object { rt, store, .. } => {
                 let prefix = (!key.is_empty()).then(|| Key::from_iter(key.split('/')));
                 let res = rt
                     .block_on(store.list_with_delimiter(prefix.as_ref()))
@@ -359,7 +370,7 @@ impl EventStore {
                 }
                 lists
             }
-            Inner::Object { rt, store } => {
+            Inner::Object { rt, store, .. } => {
                 // many users: list their folders 16 at a time
                 let jobs = users.iter().map(|u| {
                     let k = join(&join(&prefix, u), V1_DIR);
@@ -429,6 +440,28 @@ impl EventStore {
         Ok(out)
     }
 
+    /// The keys every listing so far passed over because the object store
+    /// client cannot name them (`odd_keys`), one scan error each, worded;
+    /// each is told once.
+    pub fn odd_keys(&self) -> Vec<String> {
+        let Inner::Object { odd, .. } = &self.inner else {
+            return Vec::new();
+        };
+        let mut keys = odd.take_under("");
+        keys.sort();
+        keys.dedup();
+        keys.iter()
+            .map(|k| {
+                format!(
+                    "the events store {}: object key `{}` cannot be read ({}): passed over",
+                    self.spec.display(),
+                    crate::text::sanitize(&crate::text::clip(k, crate::text::QUOTE_MAX)),
+                    super::odd_keys::why(k)
+                )
+            })
+            .collect()
+    }
+
     /// What one copy holds (every page of its listing).
     pub fn events(&self, c: &CopyRef) -> anyhow::Result<CopyEvents> {
         let key = self.copy_key(c);
@@ -439,7 +472,7 @@ impl EventStore {
                 .into_iter()
                 .map(|(name, _)| name)
                 .collect(),
-            Inner::Object { rt, store } => {
+            Inner::Object { rt, store, .. } => {
                 let p = Key::from_iter(key.split('/'));
                 let metas: Vec<object_store::ObjectMeta> = rt
                     .block_on(store.list(Some(&p)).try_collect())
@@ -485,11 +518,25 @@ impl EventStore {
                 }
                 bytes
             }
-            Inner::Object { rt, store } => {
+            Inner::Object { rt, store, .. } => {
                 let p = Key::from_iter(key.split('/'));
+                // The size first, and only that many bytes asked for: an
+                // object of any size the webhook's poster chose is never
+                // downloaded whole (a replacement between the two calls is
+                // still read no further than the range).
                 let b = rt
-                    .block_on(async { store.get(&p).await?.bytes().await })
-                    .ok()?;
+                    .block_on(async {
+                        let meta = store.head(&p).await?;
+                        if meta.size == 0 || meta.size > MAX_EVENT as u64 {
+                            return Ok::<_, object_store::Error>(None);
+                        }
+                        let opts = object_store::GetOptions {
+                            range: Some(object_store::GetRange::Bounded(0..meta.size)),
+                            ..Default::default()
+                        };
+                        store.get_opts(&p, opts).await?.bytes().await.map(Some)
+                    })
+                    .ok()??;
                 if b.len() > MAX_EVENT {
                     return None;
                 }
@@ -525,8 +572,10 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL`, web identity, ECS task role),
 /// else the instance metadata service; the app server's own
 /// `AWS_S3_ENDPOINT` / `AWS_S3_SECURE` are honoured as its injector does.
-fn s3(bucket: &str) -> anyhow::Result<object_store::aws::AmazonS3> {
-    let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+fn s3(bucket: &str, odd: &OddKeys) -> anyhow::Result<object_store::aws::AmazonS3> {
+    let mut b = object_store::aws::AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_http_connector(Connector(odd.clone()));
     let endpoint = std::env::var("AWS_ENDPOINT_URL_S3")
         .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
         .or_else(|_| std::env::var("AWS_ENDPOINT"))
@@ -565,8 +614,10 @@ fn app_server_s3_endpoint() -> Option<String> {
 /// `GOOGLE_SERVICE_ACCOUNT*`, else the metadata server); with
 /// `STORAGE_EMULATOR_HOST` set (as google-cloud-storage, which the app
 /// server uses, honours it), the emulator there, without OAuth.
-fn gcs(bucket: &str) -> anyhow::Result<object_store::gcp::GoogleCloudStorage> {
-    let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
+fn gcs(bucket: &str, odd: &OddKeys) -> anyhow::Result<object_store::gcp::GoogleCloudStorage> {
+    let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+        .with_bucket_name(bucket)
+        .with_http_connector(Connector(odd.clone()));
     if let Ok(host) = std::env::var("STORAGE_EMULATOR_HOST") {
         let base = if host.contains("://") {
             host
