@@ -100,6 +100,10 @@ _svc_s3() {
     fixtures/appserver/bucket.jsonl
   "$_svc_root/venv/bin/python" fixtures/gen/appserver_load.py scale "$CONVO_DOCTOR_S3_ENDPOINT" 2500
   export CONVO_DOCTOR_S3_SCALE=2500
+  # issue 22: buckets oh-odd (keys the client cannot name) and oh-big (a 100 MiB event)
+  "$_svc_root/venv/bin/python" fixtures/gen/appserver_load.py hostile "$CONVO_DOCTOR_S3_ENDPOINT" \
+    fixtures/appserver/bucket.jsonl
+  export CONVO_DOCTOR_S3_HOSTILE=1
   _svc_log "S3 (moto $("$_svc_root/venv/bin/python" -c 'import moto; print(moto.__version__)')) on $CONVO_DOCTOR_S3_ENDPOINT"
 }
 

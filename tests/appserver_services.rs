@@ -171,3 +171,125 @@ fn a_bucket_of_thousands_is_listed_page_by_page_and_sharded() {
     }
     assert_eq!((sum, union), (n, all));
 }
+
+/// `oh-odd` and `oh-big`: `oh-events` and what anybody who may write to the
+/// bucket can add (fixtures/gen/appserver_load.py `hostile`, loaded by
+/// .ci/services.sh).
+fn hostile_buckets() -> Option<Vec<(&'static str, String)>> {
+    let endpoint = service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)")?;
+    service("CONVO_DOCTOR_S3_HOSTILE", "the hostile S3 buckets")?;
+    Some(s3_env(&endpoint))
+}
+
+/// Issue 22, attack 11: a key the object store client cannot name (an empty
+/// segment, `..`, a control character) ended the run with exit 2 and no
+/// conversation reported. Each is now one scan error naming it, escaped,
+/// and every conversation is reported as with the clean bucket.
+#[test]
+fn a11_an_odd_s3_key_is_one_scan_error_and_the_scan_goes_on() {
+    let Some(env) = hostile_buckets() else {
+        return;
+    };
+    let db = format!("sqlite:{}", fixture("persist/openhands.db").display());
+    let (code, doc, err) = diagnose_json(
+        &[
+            "--db",
+            &db,
+            "--events-store",
+            "s3://oh-odd/users",
+            &conversations(),
+        ],
+        &with(&env),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert_expected(&doc, "s3");
+    assert_clean_part_clean(&doc);
+    let errors: Vec<&str> = doc["summary"]["error_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    let named = [
+        "`users//`",
+        "`users/../`",
+        "`users/bad\\u{7}user/`",
+        "`users/v1_conversations/ccccccccccccccccccccccccccccccc\\u{1}/`",
+        "`users/v1_conversations/9ee5f8b754b05705a4b58a7d4557b224/../e.json`",
+    ];
+    assert_eq!(errors.len(), named.len(), "{errors:#?}");
+    for key in named {
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains(key) && e.contains("s3://oh-odd/users")),
+            "{key} not named: {errors:#?}"
+        );
+    }
+    // the control characters never reach the terminal raw
+    assert!(!err.contains('\u{7}') && !err.contains('\u{1}'));
+}
+
+/// The peak resident memory of `convo-doctor ARGS` (KiB), its own (wait4).
+fn peak_kib(args: &[&str], envs: &[(&str, &str)]) -> (i32, i64) {
+    // reaped by wait4 below, not by `Child::wait` (which gives no rusage)
+    #[allow(clippy::zombie_processes)]
+    let child = bin()
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: plain syscall on our own child, with owned out-parameters
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+}
+
+/// Issue 22, attack 10: an event object was downloaded whole before the
+/// size limit was applied (a 300 MiB object cost 317 MiB). Its size is now
+/// asked first: a copy-only event of 100 MiB is never read, and reported
+/// as an extra of unknown kind.
+#[test]
+fn a10_an_s3_object_over_the_limit_is_never_downloaded() {
+    let Some(env) = hostile_buckets() else {
+        return;
+    };
+    let db = format!("sqlite:{}", fixture("persist/openhands.db").display());
+    let args = [
+        "diagnose",
+        "--format",
+        "json",
+        "--db",
+        &db,
+        "--events-store",
+        "s3://oh-big/users",
+        &conversations(),
+    ];
+    let (code, doc, err) = diagnose_json(&args[3..], &with(&env));
+    assert_eq!(code, 1, "{err}");
+    let big = doc["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"].as_str().unwrap().replace('-', "") == "9ee5f8b754b05705a4b58a7d4557b224")
+        .expect("the conversation with the big event");
+    let extra = big["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "copy-extra-events")
+        .expect("the 100 MiB event is an extra");
+    let msg = extra["message"].as_str().unwrap();
+    assert!(
+        msg.contains("unknown kind") && msg.contains(&"f".repeat(32)),
+        "{msg}"
+    );
+    // the object is 100 MiB: a run that read it would hold at least that
+    let (code, kib) = peak_kib(&args, &with(&env));
+    assert_eq!(code, 1);
+    assert!(kib < 64 * 1024, "peak {kib} KiB: the object was read");
+}

@@ -9,6 +9,7 @@
 
 pub mod db;
 pub mod events_store;
+pub mod odd_keys;
 pub mod pg;
 pub mod relate;
 

@@ -224,6 +224,16 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         }
     }
     progress.finish();
+    // object keys the listings passed over (one scan error each; the rest
+    // was scanned)
+    let odd = sources
+        .iter()
+        .flat_map(|s| s.store.iter())
+        .flat_map(|s| s.odd_keys());
+    for e in odd {
+        summary.error(e);
+        status = ExitStatus::Error;
+    }
     if let Some(e) = write_error {
         return Ok(broken_pipe_or_error(e));
     }
