@@ -309,7 +309,26 @@ fn open_sources(
     use crate::appserver::{db::DbSpec, events_store::StoreSpec, Sources};
     let mut db = args.db.clone();
     let mut store = args.events_store.clone();
-    if let Some((dir, why)) = defaults.and_then(crate::store::discover::app_server_dir) {
+    let app_dir = defaults
+        .and_then(crate::store::discover::app_server_dir)
+        .filter(|(dir, why)| {
+            // a place nobody named: read only when root or this user owns it
+            let uid = rustix::process::geteuid().as_raw();
+            match why.starts_with('$') {
+                true => true,
+                false => match crate::store::discover::trusted(dir, uid) {
+                    Ok(()) => true,
+                    Err(reason) => {
+                        summary.notes.push(format!(
+                            "looked in {} ({why}) for the app server's database and event copy: passed over ({reason})",
+                            dir.display()
+                        ));
+                        false
+                    }
+                },
+            }
+        });
+    if let Some((dir, why)) = app_dir {
         let file = dir.join("openhands.db");
         if db.is_none() && file.is_file() {
             db = Some(DbSpec::Sqlite(file));

@@ -312,14 +312,20 @@ pub struct Place {
     pub what: String,
     pub path: PathBuf,
     pub kind: StoreKind,
+    /// Named by an environment variable the operator set (trusted as a PATH
+    /// given on the command line is); else a default place, read only when
+    /// [`trusted`] says so.
+    pub given: bool,
 }
 
 /// A place and what was found there.
 #[derive(Debug)]
 pub struct Looked {
     pub place: Place,
-    /// `None`: not there (or not a directory).
+    /// `None`: not there (or not a directory), or passed over.
     pub found: Option<Discovery>,
+    /// Why a default place was passed over ([`trusted`]).
+    pub passed_over: Option<String>,
 }
 
 /// Reads an environment variable (unset or empty: `None`).
@@ -357,9 +363,14 @@ impl Env {
 /// workspace/conversations`).
 pub fn places(env: &Env) -> Vec<Place> {
     let mut out = Vec::new();
-    let mut add = |what: String, path: PathBuf, kind: StoreKind| {
+    let mut add = |what: String, path: PathBuf, kind: StoreKind, given: bool| {
         if !out.iter().any(|p: &Place| p.path == path) {
-            out.push(Place { what, path, kind });
+            out.push(Place {
+                what,
+                path,
+                kind,
+                given,
+            });
         }
     };
     let rel = |p: &str| {
@@ -375,6 +386,7 @@ pub fn places(env: &Env) -> Vec<Place> {
             "agent-server ($OH_CONVERSATIONS_PATH)".into(),
             rel(&p),
             StoreKind::AgentServer,
+            true,
         );
     }
     if let Some(p) = (env.var)("OPENHANDS_CONVERSATIONS_DIR") {
@@ -382,6 +394,7 @@ pub fn places(env: &Env) -> Vec<Place> {
             "OpenHands CLI ($OPENHANDS_CONVERSATIONS_DIR)".into(),
             rel(&p),
             StoreKind::Sdk,
+            true,
         );
     }
     if let Some(p) = (env.var)("OPENHANDS_PERSISTENCE_DIR") {
@@ -389,6 +402,7 @@ pub fn places(env: &Env) -> Vec<Place> {
             "OpenHands CLI ($OPENHANDS_PERSISTENCE_DIR/conversations)".into(),
             rel(&p).join("conversations"),
             StoreKind::Sdk,
+            true,
         );
     }
     if let Some(home) = &env.home {
@@ -397,17 +411,20 @@ pub fn places(env: &Env) -> Vec<Place> {
             "OpenHands CLI (default)".into(),
             oh.join("conversations"),
             StoreKind::Sdk,
+            false,
         );
         add(
             "Agent Canvas (default)".into(),
             oh.join("agent-canvas").join("conversations"),
             StoreKind::AgentServer,
+            false,
         );
     }
     add(
         "agent-server (default, relative to the working directory)".into(),
         env.cwd.join("workspace").join("conversations"),
         StoreKind::AgentServer,
+        false,
     );
     let sandboxes = env.tmp.join("openhands-sandboxes");
     if let Ok(rd) = std::fs::read_dir(&sandboxes) {
@@ -422,30 +439,124 @@ pub fn places(env: &Env) -> Vec<Place> {
                 "agent-server of an app server process sandbox".into(),
                 d,
                 StoreKind::AgentServer,
+                false,
             );
         }
     }
     out
 }
 
-/// Look at every place; a place that is not a directory is `found: None`.
+/// Look at every place; a place that is not a directory is `found: None`,
+/// and so is a default place [`trusted`] refuses (with the reason).
 pub fn looked(env: &Env) -> Vec<Looked> {
+    let uid = rustix::process::geteuid().as_raw();
     places(env)
         .into_iter()
         .map(|place| {
-            let found = std::fs::metadata(&place.path)
-                .ok()
+            let passed_over = match place.given {
+                true => None,
+                false => trusted(&place.path, uid).err(),
+            };
+            let found = passed_over
+                .is_none()
+                .then(|| std::fs::metadata(&place.path).ok())
+                .flatten()
                 .filter(|m| m.is_dir())
                 .and_then(|_| find(&place.path).ok());
-            Looked { place, found }
+            Looked {
+                place,
+                found,
+                passed_over,
+            }
         })
         .collect()
+}
+
+/// Whether a place nobody named may be read by `uid`: every component from
+/// `/` down is owned by root or `uid`, a symbolic link included (its target
+/// is then checked the same way), and none below a folder everybody may
+/// write to unless that folder has the sticky bit (where nobody can rename
+/// or remove another user's entry, and every entry is then owned by root or
+/// `uid` as above). A place that is not there is fine: there is nothing to
+/// read. Else the reason, naming the part.
+pub fn trusted(path: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Component;
+    fn parts(p: &Path) -> impl Iterator<Item = std::ffi::OsString> + '_ {
+        p.components().rev().filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+    }
+    let cannot = |p: &Path, e: &std::io::Error| {
+        format!(
+            "`{}` cannot be read: {}",
+            p.display(),
+            super::fsread::os_words(e)
+        )
+    };
+    let mut todo: Vec<std::ffi::OsString> = parts(path).collect();
+    let mut at = PathBuf::from("/");
+    let mut open_parent: Option<PathBuf> = None;
+    let mut links = 0;
+    while let Some(name) = todo.pop() {
+        if name == ".." {
+            at.pop();
+            continue;
+        }
+        if let Some(parent) = open_parent.take() {
+            return Err(format!(
+                "`{}` may be written by anybody and has no sticky bit: nothing below it is trusted",
+                parent.display()
+            ));
+        }
+        let next = at.join(&name);
+        let md = match std::fs::symlink_metadata(&next) {
+            Ok(md) => md,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(cannot(&next, &e)),
+        };
+        let link = md.file_type().is_symlink();
+        if md.uid() != 0 && md.uid() != uid {
+            return Err(format!(
+                "`{}` is {} owned by uid {}, neither root nor this user: not followed",
+                next.display(),
+                if link { "a symbolic link" } else { "a folder" },
+                md.uid()
+            ));
+        }
+        if link {
+            links += 1;
+            if links > 40 {
+                return Err(format!("`{}`: too many symbolic links", path.display()));
+            }
+            let target = std::fs::read_link(&next).map_err(|e| cannot(&next, &e))?;
+            if target.is_absolute() {
+                at = PathBuf::from("/");
+            }
+            todo.extend(parts(&target));
+            continue;
+        }
+        if md.mode() & 0o1002 == 0o002 {
+            open_parent = Some(next.clone());
+        }
+        at = next;
+    }
+    Ok(())
 }
 
 impl Looked {
     /// One line for the report's notes: where, what it is, what was found.
     pub fn describe(&self) -> String {
         let p = &self.place;
+        if let Some(why) = &self.passed_over {
+            return format!(
+                "looked in {} for {}: passed over ({why})",
+                p.path.display(),
+                p.what
+            );
+        }
         match &self.found {
             None => format!("looked in {} for {}: not there", p.path.display(), p.what),
             Some(d) => {
