@@ -422,6 +422,102 @@ fn repair_run(state: &Path, backup_dir: Option<&Path>) -> String {
     id
 }
 
+/// Beside the trusted run `run` under `root`, run folders no completion may
+/// offer, each holding a copy of the run's manifest.json: one whose name a
+/// shell would expand into a command (`…-1$(touch${IFS}PWNED)`, which
+/// creates `PWNED` in the shell's folder) and, as root, one with a run id's
+/// name that another user (uid 65534) owns. Their names.
+fn hostile_runs(root: &Path, run: &str) -> Vec<String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let manifest = std::fs::read(root.join(run).join("manifest.json")).unwrap();
+    let mut names = vec!["20261202T000000Z-1$(touch${IFS}PWNED)".to_string()];
+    if common::is_root("hostile_runs (a run folder another user owns)") {
+        names.push("20261202T000000Z-65534".into());
+    }
+    for name in &names {
+        let dir = root.join(name);
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+        std::fs::write(dir.join("manifest.json"), &manifest).unwrap();
+    }
+    if let Some(theirs) = names.get(1) {
+        common::chown_tree(&root.join(theirs), common::NOBODY);
+    }
+    names
+}
+
+/// `convo-doctor __complete-runs`, which the scripts run at TAB after
+/// `undo`: the ids of the runs `undo --list` calls trusted, one a line, and
+/// nothing else: not a folder whose name is not a run id, not a run folder
+/// or a backup root another user owns. Hidden from --help, the man pages and
+/// the completions.
+#[test]
+fn complete_runs_prints_only_trusted_run_ids_and_is_hidden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let backups = tmp.path().join("backups");
+    let b = backups.to_str().unwrap();
+    let run = repair_run(&state, Some(&backups));
+    let hostile = hostile_runs(&backups, &run);
+    let (code, out, err) = bin(&["__complete-runs", "--backup-dir", b]);
+    assert_eq!(
+        (code, out, err),
+        (0, format!("{run}\n"), String::new()),
+        "{hostile:?}"
+    );
+    // without --backup-dir: the default root
+    let default_run = repair_run(&state, None);
+    let (code, out, _) = common::run(
+        &["__complete-runs"],
+        &[("XDG_STATE_HOME", state.to_str().unwrap())],
+    );
+    assert_eq!((code, out), (0, format!("{default_run}\n")));
+    // no backup root yet: nothing to offer
+    let none = tmp.path().join("none");
+    let (code, out, _) = bin(&["__complete-runs", "--backup-dir", none.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    // a backup root another user owns, holding a copy of the trusted run
+    if common::is_root("complete_runs_prints_only_trusted_run_ids_and_is_hidden (their root)") {
+        let theirs = tmp.path().join("theirs");
+        common::copy_tree(&backups.join(&run), &theirs.join(&run));
+        std::fs::set_permissions(&theirs, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        common::chown_tree(&theirs, common::NOBODY);
+        let (code, out, err) = bin(&["__complete-runs", "--backup-dir", theirs.to_str().unwrap()]);
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert!(err.contains("owned by uid 65534, not by you"), "{err}");
+    }
+    // hidden: not in --help, `help`, the man pages or the completions
+    for args in [&["--help"][..], &["help"], &["man"]] {
+        let (code, out, _) = bin(args);
+        assert_eq!(code, 0, "{args:?}");
+        assert!(
+            out.contains("undo") && !out.replace("\\-", "-").contains("complete-runs"),
+            "{args:?}: {out}"
+        );
+    }
+    let (code, _, err) = bin(&["man", "__complete-runs"]);
+    assert_eq!(code, 2, "{err}");
+    for (rel, bytes) in convo_doctor::commands::completions::packaged_files() {
+        assert!(!rel.contains("complete-runs"), "{rel}");
+        if rel.starts_with("share/man/") {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("complete\\-runs"),
+                "{rel}"
+            );
+        }
+    }
+    let s = script(tmp.path(), "bash");
+    assert_eq!(
+        bash_complete(&s, &["convo-doctor", "_"]),
+        Vec::<String>::new()
+    );
+    let all = bash_complete(&s, &["convo-doctor", ""]);
+    assert!(
+        all.contains(&"undo".to_string()) && !all.iter().any(|w| w.contains("complete-runs")),
+        "{all:?}"
+    );
+}
+
 /// The cases every shell is asked, as (typed, TABs, the line after, per
 /// shell): `--fo` → `--format`, check ids after `--only` and inside its
 /// comma list, `explain`'s id, and `undo`'s run ids from the default backup

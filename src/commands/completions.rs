@@ -5,6 +5,7 @@ use clap::CommandFactory;
 
 use super::ExitStatus;
 use crate::cli::Cli;
+use crate::fix::persist;
 use crate::render;
 
 fn print(bytes: Vec<u8>) -> ExitStatus {
@@ -27,7 +28,7 @@ fn print(bytes: Vec<u8>) -> ExitStatus {
 ///   each TAB, no program run).
 pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "convo-doctor", &mut buf);
+    clap_complete::generate(shell, &mut offered(), "convo-doctor", &mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
     let ids: Vec<&str> = crate::checks::REGISTRY.iter().map(|c| c.id()).collect();
     let ids = ids.join(" ");
@@ -38,6 +39,20 @@ pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
         _ => text,
     };
     text.into_bytes()
+}
+
+/// The command line as completions offer it: clap_complete writes hidden
+/// subcommands too, so they are left out here (`__complete-runs`).
+fn offered() -> clap::Command {
+    let cli = Cli::command();
+    let shown = clap::Command::new("convo-doctor")
+        .args(cli.get_arguments().cloned())
+        .subcommands(cli.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
+    // the derive's `version`: the package's
+    match cli.get_version() {
+        Some(_) => shown.version(env!("CARGO_PKG_VERSION")),
+        None => shown,
+    }
 }
 
 /// Replace every `from` in `text` by `to`, expecting it `n` times: a
@@ -241,6 +256,30 @@ pub fn completions(shell: clap_complete::Shell) -> ExitStatus {
     print(script(shell))
 }
 
+/// `convo-doctor __complete-runs [--backup-dir DIR]`, hidden, which the
+/// bash, zsh and fish scripts run at TAB after `undo`: the ids of the runs
+/// under the backup root (`DIR`, else `persist::default_backup_root`) that
+/// `undo --list` calls trusted (`persist::trusted_run_ids`), one a line;
+/// nothing read from disk reaches a shell otherwise. Exit 2, with the
+/// reason on stderr (which the scripts discard), for a root `undo` would
+/// not trust.
+pub fn run_ids(backup_dir: Option<&std::path::Path>) -> ExitStatus {
+    let ids = match backup_dir {
+        Some(d) => persist::trusted_run_ids(d),
+        None => persist::default_backup_root().and_then(|d| persist::trusted_run_ids(&d)),
+    };
+    match ids {
+        Ok(ids) => match render::runs::ids(&mut std::io::stdout().lock(), &ids) {
+            Ok(()) => ExitStatus::Success,
+            Err(e) => super::diagnose::broken_pipe_or_error(e),
+        },
+        Err(e) => {
+            render::error(&e);
+            ExitStatus::Error
+        }
+    }
+}
+
 /// The man page (roff) of `convo-doctor`, or of one of its subcommands
 /// (`convo-doctor-diagnose(1)` and so on): clap_mangen's NAME, SYNOPSIS,
 /// DESCRIPTION, OPTIONS and COMMANDS, then the sections a man page is
@@ -254,7 +293,7 @@ pub fn page(command: Option<&str>) -> Result<Vec<u8>, String> {
         None => cmd,
         Some(name) => cmd
             .get_subcommands()
-            .find(|s| s.get_name() == name)
+            .find(|s| s.get_name() == name && !s.is_hide_set())
             .cloned()
             .ok_or_else(|| format!("no command `{name}` (see `convo-doctor --help`)"))?,
     };
@@ -311,6 +350,7 @@ pub fn page(command: Option<&str>) -> Result<Vec<u8>, String> {
     let mut see: Vec<String> = std::iter::once("convo-doctor".to_string())
         .chain(
             top.get_subcommands()
+                .filter(|s| !s.is_hide_set())
                 .map(|s| format!("convo-doctor-{}", s.get_name())),
         )
         .filter(|p| *p != man.get_filename().trim_end_matches(".1"))
@@ -540,12 +580,14 @@ fn verbatim(out: &mut String, block: &str) {
     out.push_str(".fi\n.RE\n");
 }
 
-/// The names of the man pages `page` can print, main page first.
+/// The names of the man pages `page` can print, main page first (none for
+/// a hidden subcommand).
 pub fn pages() -> Vec<Option<String>> {
     std::iter::once(None)
         .chain(
             Cli::command()
                 .get_subcommands()
+                .filter(|s| !s.is_hide_set())
                 .map(|s| Some(s.get_name().to_string())),
         )
         .collect()
@@ -582,13 +624,7 @@ pub fn packaged_files() -> Vec<(String, Vec<u8>)> {
             script(Shell::Fish),
         ),
     ];
-    let pages = std::iter::once(None).chain(
-        Cli::command()
-            .get_subcommands()
-            .map(|s| Some(s.get_name().to_string()))
-            .collect::<Vec<_>>(),
-    );
-    for name in pages {
+    for name in pages() {
         let file = match &name {
             None => "convo-doctor.1".to_string(),
             Some(n) => format!("convo-doctor-{n}.1"),
