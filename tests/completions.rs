@@ -230,8 +230,8 @@ struct Tmux {
 
 impl Tmux {
     /// A detached session running the command line `setup` returns (it
-    /// writes what the shell needs into the session's folder), in a clean
-    /// environment: HOME, XDG_* and ZDOTDIR inside that folder, the binary's
+    /// writes what the shell needs into the session's folder), started in
+    /// that folder, in a clean environment: HOME, XDG_* and ZDOTDIR inside that folder, the binary's
     /// folder first on PATH. None, after a SKIP line, without tmux or the
     /// shell (a failure under CI).
     fn start(test: &str, shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) -> Option<Tmux> {
@@ -267,8 +267,10 @@ impl Tmux {
                     "200",
                     "-y",
                     "50",
-                    "--",
+                    "-c",
                 ])
+                .arg(tmp.path())
+                .arg("--")
                 .args(&argv)
                 .env_clear()
                 .env("PATH", path)
@@ -329,26 +331,44 @@ impl Tmux {
     /// shell lists below the line); then cancel the line (Ctrl-C) for the
     /// next case.
     fn complete(&self, typed: &str, tabs: usize, expected: &str, listed: &[&str]) {
+        self.tab_until(
+            typed,
+            tabs,
+            |screen| {
+                line(screen).as_deref() == Some(expected)
+                    && listed.iter().all(|w| screen.contains(w))
+            },
+            &format!("the line {expected:?} with {listed:?} listed"),
+        );
+    }
+
+    /// Type `typed`, press TAB (`tabs` times) and wait until the pane
+    /// satisfies `done` (described by `what` when it never does); the pane
+    /// then, after the line is cancelled (Ctrl-C) for the next case.
+    fn tab_until(
+        &self,
+        typed: &str,
+        tabs: usize,
+        done: impl Fn(&str) -> bool,
+        what: &str,
+    ) -> String {
         self.tmux(&["send-keys", "-l", typed]);
         for _ in 0..tabs {
             self.tmux(&["send-keys", "Tab"]);
         }
         let start = Instant::now();
-        loop {
+        let screen = loop {
             let screen = self.screen();
-            let line = line(&screen);
-            if line.as_deref() == Some(expected) && listed.iter().all(|w| screen.contains(w)) {
-                break;
+            if done(&screen) {
+                break screen;
             }
             if start.elapsed() > WAIT {
-                panic!(
-                    "`{typed}` + TAB: the line is {line:?}, not {expected:?}, or one of \
-                     {listed:?} is not listed; the pane shows:\n{screen}"
-                );
+                panic!("`{typed}` + TAB: not {what}; the pane shows:\n{screen}");
             }
             std::thread::sleep(Duration::from_millis(50));
-        }
+        };
         self.cancel_line();
+        screen
     }
 
     /// Ctrl-C (cancel the line) and Ctrl-L (clear the screen) until an
@@ -443,6 +463,18 @@ fn hostile_runs(root: &Path, run: &str) -> Vec<String> {
         common::chown_tree(&root.join(theirs), common::NOBODY);
     }
     names
+}
+
+/// The words of `screen` shaped like a run id (`YYYYMMDDTHHMMSSZ-…`), as
+/// a shell shows candidates (or the one it put on the line).
+fn run_like_words(screen: &str) -> Vec<&str> {
+    screen
+        .split_whitespace()
+        .filter(|w| {
+            let b = w.as_bytes();
+            b.len() > 9 && b[..8].iter().all(u8::is_ascii_digit) && b[8] == b'T'
+        })
+        .collect()
 }
 
 /// `convo-doctor __complete-runs`, which the scripts run at TAB after
@@ -572,6 +604,27 @@ fn session_cases(t: &Tmux, shell: &str) {
         1,
         &format!("convo-doctor undo --backup-dir {other} {other_run}"),
         &[],
+    );
+    // TAB after `--backup-dir DIR `, DIR holding hostile run folders: the
+    // trusted run alone is offered (put on the line, or listed with the
+    // flags: bash on the second TAB), and no name was expanded.
+    let hostile = hostile_runs(Path::new(other), &other_run);
+    let screen = t.tab_until(
+        &format!("convo-doctor undo --backup-dir {other} "),
+        if shell == "bash" { 2 } else { 1 },
+        |screen| run_like_words(screen).contains(&other_run.as_str()),
+        &format!("{other_run} offered"),
+    );
+    for dir in [t.dir(), Path::new(".")] {
+        assert!(
+            !dir.join("PWNED").exists(),
+            "TAB ran the command in a run folder's name; the pane showed:\n{screen}"
+        );
+    }
+    assert_eq!(
+        run_like_words(&screen),
+        [other_run.as_str()],
+        "only the trusted run may be offered, not one of {hostile:?}; the pane showed:\n{screen}"
     );
     // `explain` and nothing typed: the ids are listed (bash on the second
     // TAB), the line unchanged.

@@ -22,10 +22,13 @@ fn print(bytes: Vec<u8>) -> ExitStatus {
 ///   (`--only false-root,ind` → `false-root,index-gap`);
 /// - `explain` offers the check ids (fish: clap offers the values of
 ///   options only);
-/// - `undo` offers the run ids under the backup root: the folders holding a
-///   `manifest.json` below `--backup-dir` when it is on the line, else the
-///   default root of `persist::default_backup_root` (a directory listing at
-///   each TAB, no program run).
+/// - `undo` offers the run ids that `convo-doctor __complete-runs` prints
+///   ([`run_ids`]: only the trusted runs, only ids of the run-id alphabet)
+///   for the `--backup-dir` on the line, else the default root. The script
+///   never lists the backup root itself, and hands the ids to the shell as
+///   data: bash appends each that starts with the word to COMPREPLY (never
+///   through `compgen -W`, which expands what it is given), zsh `compadd`s
+///   them, fish offers a command substitution's lines.
 pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut offered(), "convo-doctor", &mut buf);
@@ -63,18 +66,9 @@ fn replace_n(text: &str, from: &str, to: &str, n: usize) -> String {
     text.replace(from, to)
 }
 
-/// bash and zsh alike: the backup root of `persist::default_backup_root`
-/// unless `root` was set from `--backup-dir`, `~` expanded.
-const SH_ROOT: &str = r#"    if [[ -z $root ]]; then
-        if [[ -n ${XDG_STATE_HOME-} ]]; then
-            root=$XDG_STATE_HOME/convo-doctor/backups
-        elif [[ -n ${HOME-} ]]; then
-            root=$HOME/.local/state/convo-doctor/backups
-        else
-            return 0
-        fi
-    fi
-    [[ $root == \~* ]] && root=$HOME${root#\~}"#;
+/// bash and zsh alike: `~` at the start of the `--backup-dir` typed
+/// (`root`) is `$HOME`; nothing else of it is expanded.
+const SH_TILDE: &str = r#"    [[ $root == \~ || $root == \~/* ]] && root=$HOME${root#\~}"#;
 
 /// The bash helpers, defined before clap's function.
 const BASH_HELPERS: &str = r#"# convo-doctor: check ids inside a comma list, and repair run ids.
@@ -83,20 +77,24 @@ __convo_doctor_check_list() {
     [[ $1 == *,* ]] && head="${1%,*},"
     COMPREPLY=($(compgen -P "${head}" -W "@IDS@" -- "${1##*,}"))
 }
+# The run ids `convo-doctor __complete-runs` prints that start with $1,
+# appended to COMPREPLY as they are (never through `compgen -W`).
 __convo_doctor_runs() {
-    local root="" i m
+    local cur=$1 root="" i id
     for (( i = 1; i < COMP_CWORD; i++ )); do
         if [[ ${COMP_WORDS[i]} == --backup-dir ]]; then
             root=${COMP_WORDS[i+1]}
             [[ $root == = ]] && root=${COMP_WORDS[i+2]}
+        elif [[ ${COMP_WORDS[i]} == --backup-dir=?* ]]; then
+            root=${COMP_WORDS[i]#--backup-dir=}
         fi
     done
-@ROOT@
-    for m in "$root"/*/manifest.json; do
-        [[ -f $m ]] || continue
-        m=${m%/manifest.json}
-        printf '%s\n' "${m##*/}"
-    done
+@TILDE@
+    set --
+    [[ -n $root ]] && set -- --backup-dir "$root"
+    while IFS= read -r id; do
+        [[ $id == "$cur"* ]] && COMPREPLY+=("$id")
+    done < <(command convo-doctor __complete-runs "$@" 2>/dev/null)
 }
 
 "#;
@@ -115,22 +113,32 @@ fn bash(text: String, ids: &str) -> String {
         "__convo_doctor_check_list \"${cur}\"",
         4,
     );
-    // undo's words: its flags, then the run ids.
-    let undo = "convo__doctor__subcmd__undo)\n            opts=\"";
-    let text = match text.find(undo) {
-        Some(at) => {
-            let start = at + undo.len();
-            let end = start + text[start..].find('"').unwrap_or(0);
-            format!("{} $(__convo_doctor_runs){}", &text[..end], &text[end..])
-        }
-        None => {
-            debug_assert!(false, "no undo case in the bash script");
-            text
-        }
-    };
+    // undo's words: its flags, then the run ids, wherever its flags are
+    // offered (the first word after `undo`, and any word not an option's
+    // value).
+    let offer = "COMPREPLY=( $(compgen -W \"${opts}\" -- \"${cur}\") )";
+    let mut in_undo = false;
+    let mut runs = 0;
+    let text: String = text
+        .split_inclusive('\n')
+        .map(|line| {
+            if line.trim_start().starts_with("convo__doctor__subcmd__") {
+                in_undo = line.trim() == "convo__doctor__subcmd__undo)";
+            }
+            match line.strip_suffix('\n') {
+                Some(l) if in_undo && l.trim() == offer => {
+                    runs += 1;
+                    let indent = &l[..l.len() - l.trim_start().len()];
+                    format!("{line}{indent}__convo_doctor_runs \"${{cur}}\"\n")
+                }
+                _ => line.to_string(),
+            }
+        })
+        .collect();
+    debug_assert_eq!(runs, 2, "undo's words in the bash script");
     BASH_HELPERS
         .replace("@IDS@", ids)
-        .replace("@ROOT@", SH_ROOT)
+        .replace("@TILDE@", SH_TILDE)
         + &text
 }
 
@@ -138,16 +146,16 @@ fn bash(text: String, ids: &str) -> String {
 /// register `_convo-doctor`).
 const ZSH_HELPERS: &str = r#"(( $+functions[_convo-doctor_runs] )) ||
 _convo-doctor_runs() {
-    # convo-doctor: the repair run ids under the backup root.
+    # convo-doctor: the repair run ids `convo-doctor __complete-runs` prints.
     local root=${(Q)opt_args[--backup-dir]}
-@ROOT@
-    local -a runs
-    runs=( $root/*/manifest.json(N-.:h:t) )
+@TILDE@
+    local -a args runs
+    [[ -n $root ]] && args=(--backup-dir "$root")
+    runs=( ${(f)"$(command convo-doctor __complete-runs $args 2>/dev/null)"} )
     compadd -a runs
 }
 
 "#;
-
 fn zsh(text: String, ids: &str) -> String {
     // `_sequence` completes each item of a comma list.
     let text = replace_n(
@@ -174,7 +182,7 @@ fn zsh(text: String, ids: &str) -> String {
         Some(at) => format!(
             "{}\n{}{}",
             &text[..at],
-            ZSH_HELPERS.replace("@ROOT@", SH_ROOT),
+            ZSH_HELPERS.replace("@TILDE@", SH_TILDE),
             &text[at..]
         ),
         None => {
@@ -193,6 +201,7 @@ function __fish_convo_doctor_check_list
     end
 end
 function __fish_convo_doctor_runs
+    # the repair run ids `convo-doctor __complete-runs` prints
     set -l words (commandline -opc)
     set -l root
     for i in (seq (count $words))
@@ -202,19 +211,11 @@ function __fish_convo_doctor_runs
             set root (string replace -- '--backup-dir=' '' $words[$i])
         end
     end
-    if test -z "$root"
-        if test -n "$XDG_STATE_HOME"
-            set root $XDG_STATE_HOME/convo-doctor/backups
-        else if test -n "$HOME"
-            set root $HOME/.local/state/convo-doctor/backups
-        else
-            return 0
-        end
+    set -l args
+    if test -n "$root"
+        set args --backup-dir (string replace -r -- '^~(?=/|$)' $HOME $root)
     end
-    set root (string replace -r -- '^~' $HOME $root)
-    for m in $root/*/manifest.json
-        test -f $m; and string replace -r -- '^.*/([^/]+)/manifest\.json$' '$1' $m
-    end
+    command convo-doctor __complete-runs $args 2>/dev/null
 end
 "#;
 
