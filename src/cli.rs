@@ -55,6 +55,10 @@ pub enum Command {
     /// Print a man page (roff) to stdout: convo-doctor(1), or with a
     /// COMMAND, convo-doctor-COMMAND(1).
     Man(ManArgs),
+    /// For the completion scripts, hidden: the ids of the repair runs
+    /// `undo` would trust under the backup root, one a line.
+    #[command(name = "__complete-runs", hide = true)]
+    CompleteRuns(CompleteRunsArgs),
 }
 
 const REPAIR_EXIT_CODES: &str = "\
@@ -381,6 +385,13 @@ pub struct CompletionsArgs {
     /// The shell to generate completions for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct CompleteRunsArgs {
+    /// The backup directory on the line being completed, if any.
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -56,6 +56,9 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
         cli::Command::Undo(args) => Ok(commands::repair::undo(args)),
         cli::Command::Completions(args) => Ok(commands::completions::completions(args.shell)),
         cli::Command::Man(args) => Ok(commands::completions::man(args.command.as_deref())),
+        cli::Command::CompleteRuns(args) => {
+            Ok(commands::completions::run_ids(args.backup_dir.as_deref()))
+        }
     };
     let status = result.unwrap_or_else(|e| {
         render::fail(&e);

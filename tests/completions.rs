@@ -230,8 +230,8 @@ struct Tmux {
 
 impl Tmux {
     /// A detached session running the command line `setup` returns (it
-    /// writes what the shell needs into the session's folder), in a clean
-    /// environment: HOME, XDG_* and ZDOTDIR inside that folder, the binary's
+    /// writes what the shell needs into the session's folder), started in
+    /// that folder, in a clean environment: HOME, XDG_* and ZDOTDIR inside that folder, the binary's
     /// folder first on PATH. None, after a SKIP line, without tmux or the
     /// shell (a failure under CI).
     fn start(test: &str, shell: &str, setup: impl FnOnce(&Path) -> Vec<String>) -> Option<Tmux> {
@@ -267,8 +267,10 @@ impl Tmux {
                     "200",
                     "-y",
                     "50",
-                    "--",
+                    "-c",
                 ])
+                .arg(tmp.path())
+                .arg("--")
                 .args(&argv)
                 .env_clear()
                 .env("PATH", path)
@@ -329,26 +331,44 @@ impl Tmux {
     /// shell lists below the line); then cancel the line (Ctrl-C) for the
     /// next case.
     fn complete(&self, typed: &str, tabs: usize, expected: &str, listed: &[&str]) {
+        self.tab_until(
+            typed,
+            tabs,
+            |screen| {
+                line(screen).as_deref() == Some(expected)
+                    && listed.iter().all(|w| screen.contains(w))
+            },
+            &format!("the line {expected:?} with {listed:?} listed"),
+        );
+    }
+
+    /// Type `typed`, press TAB (`tabs` times) and wait until the pane
+    /// satisfies `done` (described by `what` when it never does); the pane
+    /// then, after the line is cancelled (Ctrl-C) for the next case.
+    fn tab_until(
+        &self,
+        typed: &str,
+        tabs: usize,
+        done: impl Fn(&str) -> bool,
+        what: &str,
+    ) -> String {
         self.tmux(&["send-keys", "-l", typed]);
         for _ in 0..tabs {
             self.tmux(&["send-keys", "Tab"]);
         }
         let start = Instant::now();
-        loop {
+        let screen = loop {
             let screen = self.screen();
-            let line = line(&screen);
-            if line.as_deref() == Some(expected) && listed.iter().all(|w| screen.contains(w)) {
-                break;
+            if done(&screen) {
+                break screen;
             }
             if start.elapsed() > WAIT {
-                panic!(
-                    "`{typed}` + TAB: the line is {line:?}, not {expected:?}, or one of \
-                     {listed:?} is not listed; the pane shows:\n{screen}"
-                );
+                panic!("`{typed}` + TAB: not {what}; the pane shows:\n{screen}");
             }
             std::thread::sleep(Duration::from_millis(50));
-        }
+        };
         self.cancel_line();
+        screen
     }
 
     /// Ctrl-C (cancel the line) and Ctrl-L (clear the screen) until an
@@ -422,6 +442,114 @@ fn repair_run(state: &Path, backup_dir: Option<&Path>) -> String {
     id
 }
 
+/// Beside the trusted run `run` under `root`, run folders no completion may
+/// offer, each holding a copy of the run's manifest.json: one whose name a
+/// shell would expand into a command (`…-1$(touch${IFS}PWNED)`, which
+/// creates `PWNED` in the shell's folder) and, as root, one with a run id's
+/// name that another user (uid 65534) owns. Their names.
+fn hostile_runs(root: &Path, run: &str) -> Vec<String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let manifest = std::fs::read(root.join(run).join("manifest.json")).unwrap();
+    let mut names = vec!["20261202T000000Z-1$(touch${IFS}PWNED)".to_string()];
+    if common::is_root("hostile_runs (a run folder another user owns)") {
+        names.push("20261202T000000Z-65534".into());
+    }
+    for name in &names {
+        let dir = root.join(name);
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+        std::fs::write(dir.join("manifest.json"), &manifest).unwrap();
+    }
+    if let Some(theirs) = names.get(1) {
+        common::chown_tree(&root.join(theirs), common::NOBODY);
+    }
+    names
+}
+
+/// The words of `screen` shaped like a run id (`YYYYMMDDTHHMMSSZ-…`), as
+/// a shell shows candidates (or the one it put on the line).
+fn run_like_words(screen: &str) -> Vec<&str> {
+    screen
+        .split_whitespace()
+        .filter(|w| {
+            let b = w.as_bytes();
+            b.len() > 9 && b[..8].iter().all(u8::is_ascii_digit) && b[8] == b'T'
+        })
+        .collect()
+}
+
+/// `convo-doctor __complete-runs`, which the scripts run at TAB after
+/// `undo`: the ids of the runs `undo --list` calls trusted, one a line, and
+/// nothing else: not a folder whose name is not a run id, not a run folder
+/// or a backup root another user owns. Hidden from --help, the man pages and
+/// the completions.
+#[test]
+fn complete_runs_prints_only_trusted_run_ids_and_is_hidden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let backups = tmp.path().join("backups");
+    let b = backups.to_str().unwrap();
+    let run = repair_run(&state, Some(&backups));
+    let hostile = hostile_runs(&backups, &run);
+    let (code, out, err) = bin(&["__complete-runs", "--backup-dir", b]);
+    assert_eq!(
+        (code, out, err),
+        (0, format!("{run}\n"), String::new()),
+        "{hostile:?}"
+    );
+    // without --backup-dir: the default root
+    let default_run = repair_run(&state, None);
+    let (code, out, _) = common::run(
+        &["__complete-runs"],
+        &[("XDG_STATE_HOME", state.to_str().unwrap())],
+    );
+    assert_eq!((code, out), (0, format!("{default_run}\n")));
+    // no backup root yet: nothing to offer
+    let none = tmp.path().join("none");
+    let (code, out, _) = bin(&["__complete-runs", "--backup-dir", none.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    // a backup root another user owns, holding a copy of the trusted run
+    if common::is_root("complete_runs_prints_only_trusted_run_ids_and_is_hidden (their root)") {
+        let theirs = tmp.path().join("theirs");
+        common::copy_tree(&backups.join(&run), &theirs.join(&run));
+        std::fs::set_permissions(&theirs, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        common::chown_tree(&theirs, common::NOBODY);
+        let (code, out, err) = bin(&["__complete-runs", "--backup-dir", theirs.to_str().unwrap()]);
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert!(err.contains("owned by uid 65534, not by you"), "{err}");
+    }
+    // hidden: not in --help, `help`, the man pages or the completions
+    for args in [&["--help"][..], &["help"], &["man"]] {
+        let (code, out, _) = bin(args);
+        assert_eq!(code, 0, "{args:?}");
+        assert!(
+            out.contains("undo") && !out.replace("\\-", "-").contains("complete-runs"),
+            "{args:?}: {out}"
+        );
+    }
+    let (code, _, err) = bin(&["man", "__complete-runs"]);
+    assert_eq!(code, 2, "{err}");
+    for (rel, bytes) in convo_doctor::commands::completions::packaged_files() {
+        assert!(!rel.contains("complete-runs"), "{rel}");
+        if rel.starts_with("share/man/") {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("complete\\-runs"),
+                "{rel}"
+            );
+        }
+    }
+    let s = script(tmp.path(), "bash");
+    assert_eq!(
+        bash_complete(&s, &["convo-doctor", "_"]),
+        Vec::<String>::new()
+    );
+    let all = bash_complete(&s, &["convo-doctor", ""]);
+    assert!(
+        all.contains(&"undo".to_string()) && !all.iter().any(|w| w.contains("complete-runs")),
+        "{all:?}"
+    );
+}
+
 /// The cases every shell is asked, as (typed, TABs, the line after, per
 /// shell): `--fo` → `--format`, check ids after `--only` and inside its
 /// comma list, `explain`'s id, and `undo`'s run ids from the default backup
@@ -476,6 +604,27 @@ fn session_cases(t: &Tmux, shell: &str) {
         1,
         &format!("convo-doctor undo --backup-dir {other} {other_run}"),
         &[],
+    );
+    // TAB after `--backup-dir DIR `, DIR holding hostile run folders: the
+    // trusted run alone is offered (put on the line, or listed with the
+    // flags: bash on the second TAB), and no name was expanded.
+    let hostile = hostile_runs(Path::new(other), &other_run);
+    let screen = t.tab_until(
+        &format!("convo-doctor undo --backup-dir {other} "),
+        if shell == "bash" { 2 } else { 1 },
+        |screen| run_like_words(screen).contains(&other_run.as_str()),
+        &format!("{other_run} offered"),
+    );
+    for dir in [t.dir(), Path::new(".")] {
+        assert!(
+            !dir.join("PWNED").exists(),
+            "TAB ran the command in a run folder's name; the pane showed:\n{screen}"
+        );
+    }
+    assert_eq!(
+        run_like_words(&screen),
+        [other_run.as_str()],
+        "only the trusted run may be offered, not one of {hostile:?}; the pane showed:\n{screen}"
     );
     // `explain` and nothing typed: the ids are listed (bash on the second
     // TAB), the line unchanged.

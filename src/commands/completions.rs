@@ -5,6 +5,7 @@ use clap::CommandFactory;
 
 use super::ExitStatus;
 use crate::cli::Cli;
+use crate::fix::persist;
 use crate::render;
 
 fn print(bytes: Vec<u8>) -> ExitStatus {
@@ -21,13 +22,16 @@ fn print(bytes: Vec<u8>) -> ExitStatus {
 ///   (`--only false-root,ind` → `false-root,index-gap`);
 /// - `explain` offers the check ids (fish: clap offers the values of
 ///   options only);
-/// - `undo` offers the run ids under the backup root: the folders holding a
-///   `manifest.json` below `--backup-dir` when it is on the line, else the
-///   default root of `persist::default_backup_root` (a directory listing at
-///   each TAB, no program run).
+/// - `undo` offers the run ids that `convo-doctor __complete-runs` prints
+///   ([`run_ids`]: only the trusted runs, only ids of the run-id alphabet)
+///   for the `--backup-dir` on the line, else the default root. The script
+///   never lists the backup root itself, and hands the ids to the shell as
+///   data: bash appends each that starts with the word to COMPREPLY (never
+///   through `compgen -W`, which expands what it is given), zsh `compadd`s
+///   them, fish offers a command substitution's lines.
 pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "convo-doctor", &mut buf);
+    clap_complete::generate(shell, &mut offered(), "convo-doctor", &mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
     let ids: Vec<&str> = crate::checks::REGISTRY.iter().map(|c| c.id()).collect();
     let ids = ids.join(" ");
@@ -40,6 +44,20 @@ pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// The command line as completions offer it: clap_complete writes hidden
+/// subcommands too, so they are left out here (`__complete-runs`).
+fn offered() -> clap::Command {
+    let cli = Cli::command();
+    let shown = clap::Command::new("convo-doctor")
+        .args(cli.get_arguments().cloned())
+        .subcommands(cli.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
+    // the derive's `version`: the package's
+    match cli.get_version() {
+        Some(_) => shown.version(env!("CARGO_PKG_VERSION")),
+        None => shown,
+    }
+}
+
 /// Replace every `from` in `text` by `to`, expecting it `n` times: a
 /// clap_complete that writes its scripts differently fails the tests here
 /// (and in tests/completions.rs), not silently in a user's shell.
@@ -48,18 +66,9 @@ fn replace_n(text: &str, from: &str, to: &str, n: usize) -> String {
     text.replace(from, to)
 }
 
-/// bash and zsh alike: the backup root of `persist::default_backup_root`
-/// unless `root` was set from `--backup-dir`, `~` expanded.
-const SH_ROOT: &str = r#"    if [[ -z $root ]]; then
-        if [[ -n ${XDG_STATE_HOME-} ]]; then
-            root=$XDG_STATE_HOME/convo-doctor/backups
-        elif [[ -n ${HOME-} ]]; then
-            root=$HOME/.local/state/convo-doctor/backups
-        else
-            return 0
-        fi
-    fi
-    [[ $root == \~* ]] && root=$HOME${root#\~}"#;
+/// bash and zsh alike: `~` at the start of the `--backup-dir` typed
+/// (`root`) is `$HOME`; nothing else of it is expanded.
+const SH_TILDE: &str = r#"    [[ $root == \~ || $root == \~/* ]] && root=$HOME${root#\~}"#;
 
 /// The bash helpers, defined before clap's function.
 const BASH_HELPERS: &str = r#"# convo-doctor: check ids inside a comma list, and repair run ids.
@@ -68,20 +77,24 @@ __convo_doctor_check_list() {
     [[ $1 == *,* ]] && head="${1%,*},"
     COMPREPLY=($(compgen -P "${head}" -W "@IDS@" -- "${1##*,}"))
 }
+# The run ids `convo-doctor __complete-runs` prints that start with $1,
+# appended to COMPREPLY as they are (never through `compgen -W`).
 __convo_doctor_runs() {
-    local root="" i m
+    local cur=$1 root="" i id
     for (( i = 1; i < COMP_CWORD; i++ )); do
         if [[ ${COMP_WORDS[i]} == --backup-dir ]]; then
             root=${COMP_WORDS[i+1]}
             [[ $root == = ]] && root=${COMP_WORDS[i+2]}
+        elif [[ ${COMP_WORDS[i]} == --backup-dir=?* ]]; then
+            root=${COMP_WORDS[i]#--backup-dir=}
         fi
     done
-@ROOT@
-    for m in "$root"/*/manifest.json; do
-        [[ -f $m ]] || continue
-        m=${m%/manifest.json}
-        printf '%s\n' "${m##*/}"
-    done
+@TILDE@
+    set --
+    [[ -n $root ]] && set -- --backup-dir "$root"
+    while IFS= read -r id; do
+        [[ $id == "$cur"* ]] && COMPREPLY+=("$id")
+    done < <(command convo-doctor __complete-runs "$@" 2>/dev/null)
 }
 
 "#;
@@ -100,22 +113,32 @@ fn bash(text: String, ids: &str) -> String {
         "__convo_doctor_check_list \"${cur}\"",
         4,
     );
-    // undo's words: its flags, then the run ids.
-    let undo = "convo__doctor__subcmd__undo)\n            opts=\"";
-    let text = match text.find(undo) {
-        Some(at) => {
-            let start = at + undo.len();
-            let end = start + text[start..].find('"').unwrap_or(0);
-            format!("{} $(__convo_doctor_runs){}", &text[..end], &text[end..])
-        }
-        None => {
-            debug_assert!(false, "no undo case in the bash script");
-            text
-        }
-    };
+    // undo's words: its flags, then the run ids, wherever its flags are
+    // offered (the first word after `undo`, and any word not an option's
+    // value).
+    let offer = "COMPREPLY=( $(compgen -W \"${opts}\" -- \"${cur}\") )";
+    let mut in_undo = false;
+    let mut runs = 0;
+    let text: String = text
+        .split_inclusive('\n')
+        .map(|line| {
+            if line.trim_start().starts_with("convo__doctor__subcmd__") {
+                in_undo = line.trim() == "convo__doctor__subcmd__undo)";
+            }
+            match line.strip_suffix('\n') {
+                Some(l) if in_undo && l.trim() == offer => {
+                    runs += 1;
+                    let indent = &l[..l.len() - l.trim_start().len()];
+                    format!("{line}{indent}__convo_doctor_runs \"${{cur}}\"\n")
+                }
+                _ => line.to_string(),
+            }
+        })
+        .collect();
+    debug_assert_eq!(runs, 2, "undo's words in the bash script");
     BASH_HELPERS
         .replace("@IDS@", ids)
-        .replace("@ROOT@", SH_ROOT)
+        .replace("@TILDE@", SH_TILDE)
         + &text
 }
 
@@ -123,16 +146,16 @@ fn bash(text: String, ids: &str) -> String {
 /// register `_convo-doctor`).
 const ZSH_HELPERS: &str = r#"(( $+functions[_convo-doctor_runs] )) ||
 _convo-doctor_runs() {
-    # convo-doctor: the repair run ids under the backup root.
+    # convo-doctor: the repair run ids `convo-doctor __complete-runs` prints.
     local root=${(Q)opt_args[--backup-dir]}
-@ROOT@
-    local -a runs
-    runs=( $root/*/manifest.json(N-.:h:t) )
+@TILDE@
+    local -a args runs
+    [[ -n $root ]] && args=(--backup-dir "$root")
+    runs=( ${(f)"$(command convo-doctor __complete-runs $args 2>/dev/null)"} )
     compadd -a runs
 }
 
 "#;
-
 fn zsh(text: String, ids: &str) -> String {
     // `_sequence` completes each item of a comma list.
     let text = replace_n(
@@ -159,7 +182,7 @@ fn zsh(text: String, ids: &str) -> String {
         Some(at) => format!(
             "{}\n{}{}",
             &text[..at],
-            ZSH_HELPERS.replace("@ROOT@", SH_ROOT),
+            ZSH_HELPERS.replace("@TILDE@", SH_TILDE),
             &text[at..]
         ),
         None => {
@@ -178,6 +201,7 @@ function __fish_convo_doctor_check_list
     end
 end
 function __fish_convo_doctor_runs
+    # the repair run ids `convo-doctor __complete-runs` prints
     set -l words (commandline -opc)
     set -l root
     for i in (seq (count $words))
@@ -187,19 +211,11 @@ function __fish_convo_doctor_runs
             set root (string replace -- '--backup-dir=' '' $words[$i])
         end
     end
-    if test -z "$root"
-        if test -n "$XDG_STATE_HOME"
-            set root $XDG_STATE_HOME/convo-doctor/backups
-        else if test -n "$HOME"
-            set root $HOME/.local/state/convo-doctor/backups
-        else
-            return 0
-        end
+    set -l args
+    if test -n "$root"
+        set args --backup-dir (string replace -r -- '^~(?=/|$)' $HOME $root)
     end
-    set root (string replace -r -- '^~' $HOME $root)
-    for m in $root/*/manifest.json
-        test -f $m; and string replace -r -- '^.*/([^/]+)/manifest\.json$' '$1' $m
-    end
+    command convo-doctor __complete-runs $args 2>/dev/null
 end
 "#;
 
@@ -241,6 +257,30 @@ pub fn completions(shell: clap_complete::Shell) -> ExitStatus {
     print(script(shell))
 }
 
+/// `convo-doctor __complete-runs [--backup-dir DIR]`, hidden, which the
+/// bash, zsh and fish scripts run at TAB after `undo`: the ids of the runs
+/// under the backup root (`DIR`, else `persist::default_backup_root`) that
+/// `undo --list` calls trusted (`persist::trusted_run_ids`), one a line;
+/// nothing read from disk reaches a shell otherwise. Exit 2, with the
+/// reason on stderr (which the scripts discard), for a root `undo` would
+/// not trust.
+pub fn run_ids(backup_dir: Option<&std::path::Path>) -> ExitStatus {
+    let ids = match backup_dir {
+        Some(d) => persist::trusted_run_ids(d),
+        None => persist::default_backup_root().and_then(|d| persist::trusted_run_ids(&d)),
+    };
+    match ids {
+        Ok(ids) => match render::runs::ids(&mut std::io::stdout().lock(), &ids) {
+            Ok(()) => ExitStatus::Success,
+            Err(e) => super::diagnose::broken_pipe_or_error(e),
+        },
+        Err(e) => {
+            render::error(&e);
+            ExitStatus::Error
+        }
+    }
+}
+
 /// The man page (roff) of `convo-doctor`, or of one of its subcommands
 /// (`convo-doctor-diagnose(1)` and so on): clap_mangen's NAME, SYNOPSIS,
 /// DESCRIPTION, OPTIONS and COMMANDS, then the sections a man page is
@@ -254,7 +294,7 @@ pub fn page(command: Option<&str>) -> Result<Vec<u8>, String> {
         None => cmd,
         Some(name) => cmd
             .get_subcommands()
-            .find(|s| s.get_name() == name)
+            .find(|s| s.get_name() == name && !s.is_hide_set())
             .cloned()
             .ok_or_else(|| format!("no command `{name}` (see `convo-doctor --help`)"))?,
     };
@@ -311,6 +351,7 @@ pub fn page(command: Option<&str>) -> Result<Vec<u8>, String> {
     let mut see: Vec<String> = std::iter::once("convo-doctor".to_string())
         .chain(
             top.get_subcommands()
+                .filter(|s| !s.is_hide_set())
                 .map(|s| format!("convo-doctor-{}", s.get_name())),
         )
         .filter(|p| *p != man.get_filename().trim_end_matches(".1"))
@@ -540,12 +581,14 @@ fn verbatim(out: &mut String, block: &str) {
     out.push_str(".fi\n.RE\n");
 }
 
-/// The names of the man pages `page` can print, main page first.
+/// The names of the man pages `page` can print, main page first (none for
+/// a hidden subcommand).
 pub fn pages() -> Vec<Option<String>> {
     std::iter::once(None)
         .chain(
             Cli::command()
                 .get_subcommands()
+                .filter(|s| !s.is_hide_set())
                 .map(|s| Some(s.get_name().to_string())),
         )
         .collect()
@@ -582,13 +625,7 @@ pub fn packaged_files() -> Vec<(String, Vec<u8>)> {
             script(Shell::Fish),
         ),
     ];
-    let pages = std::iter::once(None).chain(
-        Cli::command()
-            .get_subcommands()
-            .map(|s| Some(s.get_name().to_string()))
-            .collect::<Vec<_>>(),
-    );
-    for name in pages {
+    for name in pages() {
         let file = match &name {
             None => "convo-doctor.1".to_string(),
             Some(n) => format!("convo-doctor-{n}.1"),

@@ -337,3 +337,13 @@ pub fn undo_dry_run(w: &mut dyn Write, decided: &[(ManifestEntry, Decision)]) ->
     w.write_all(s.as_bytes())?;
     w.flush()
 }
+
+/// The run ids a completion script offers (`__complete-runs`): one a line,
+/// nothing else (each is of the run-id alphabet, so the shell takes it as
+/// it is).
+pub fn ids(w: &mut dyn Write, ids: &[String]) -> io::Result<()> {
+    for id in ids {
+        writeln!(w, "{id}")?;
+    }
+    w.flush()
+}

@@ -83,9 +83,15 @@ fn peek(root: &OwnedFd, run_id: &str, why: String) -> Result<RunReport, String> 
     })
 }
 
-/// Every run under `root`, sorted by name; `None` when `root` does not
-/// exist (no repair has written there yet).
-pub fn list_runs(root: &Path) -> Result<Option<Listing>, String> {
+/// The backup root opened for listing, why `undo` would not trust it
+/// (`None`: it would), and the names of the folders in it (not links),
+/// sorted; `None` when `root` does not exist (no repair has written there
+/// yet).
+type Folders = (OwnedFd, Option<String>, Vec<String>);
+
+/// [`Folders`] of `root`; with `trusted_only`, a root `undo` would not
+/// trust is an error, not listed.
+fn folders(root: &Path, trusted_only: bool) -> Result<Option<Folders>, String> {
     match rfs::lstat(root) {
         Err(e) if e == rustix::io::Errno::NOENT => return Ok(None),
         Err(e) => return Err(format!("cannot list `{}`: {}", root.display(), errno(e))),
@@ -93,6 +99,7 @@ pub fn list_runs(root: &Path) -> Result<Option<Listing>, String> {
     }
     let (fd, untrusted) = match open_backup_root(root, false) {
         Ok(fd) => (fd, None),
+        Err(why) if trusted_only => return Err(why),
         Err(why) => {
             let fd = open_dir_path(root)
                 .map_err(|e| format!("cannot list `{}`: {e}", root.display()))?;
@@ -115,6 +122,15 @@ pub fn list_runs(root: &Path) -> Result<Option<Listing>, String> {
         }
     }
     names.sort();
+    Ok(Some((fd, untrusted, names)))
+}
+
+/// Every run under `root`, sorted by name; `None` when `root` does not
+/// exist (no repair has written there yet).
+pub fn list_runs(root: &Path) -> Result<Option<Listing>, String> {
+    let Some((fd, untrusted, names)) = folders(root, false)? else {
+        return Ok(None);
+    };
     let mut out = Listing {
         untrusted: untrusted.clone(),
         ..Listing::default()
@@ -134,6 +150,22 @@ pub fn list_runs(root: &Path) -> Result<Option<Listing>, String> {
         }
     }
     Ok(Some(out))
+}
+
+/// The ids of the runs under `root` that `undo --list` calls trusted (the
+/// root and the run as `undo` would trust them: [`load_run`]), sorted, and
+/// nothing else: every id is of the run-id alphabet ([`valid_run_id`]), so
+/// a shell may offer it as it is. Nothing is assessed (a completion asks at
+/// each TAB). Empty when `root` does not exist; an error when `undo` would
+/// not trust `root`.
+pub fn trusted_run_ids(root: &Path) -> Result<Vec<String>, String> {
+    let Some((_, _, names)) = folders(root, true)? else {
+        return Ok(Vec::new());
+    };
+    Ok(names
+        .into_iter()
+        .filter(|name| valid_run_id(name) && load_run(root, name).is_ok())
+        .collect())
 }
 
 /// Whether `root` is a backup folder `undo` would trust, holding run

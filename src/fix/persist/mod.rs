@@ -35,7 +35,7 @@ pub use apply::apply;
 pub use backup::{load_run, open_backup_root, Run, RunDir};
 pub use decide::{assess, decide, is_count_marker, summarize, Assessment, Decision, Step};
 pub use fsio::{write_atomic, Owner};
-pub use listing::{list_runs, report_run, run_repaired, Listing, RunReport};
+pub use listing::{list_runs, report_run, run_repaired, trusted_run_ids, Listing, RunReport};
 pub use locks::{lock_conversation, Locks};
 pub use undo::{undo, Restored};
 

@@ -7,6 +7,7 @@ function __fish_convo_doctor_check_list
     end
 end
 function __fish_convo_doctor_runs
+    # the repair run ids `convo-doctor __complete-runs` prints
     set -l words (commandline -opc)
     set -l root
     for i in (seq (count $words))
@@ -16,19 +17,11 @@ function __fish_convo_doctor_runs
             set root (string replace -- '--backup-dir=' '' $words[$i])
         end
     end
-    if test -z "$root"
-        if test -n "$XDG_STATE_HOME"
-            set root $XDG_STATE_HOME/convo-doctor/backups
-        else if test -n "$HOME"
-            set root $HOME/.local/state/convo-doctor/backups
-        else
-            return 0
-        end
+    set -l args
+    if test -n "$root"
+        set args --backup-dir (string replace -r -- '^~(?=/|$)' $HOME $root)
     end
-    set root (string replace -r -- '^~' $HOME $root)
-    for m in $root/*/manifest.json
-        test -f $m; and string replace -r -- '^.*/([^/]+)/manifest\.json$' '$1' $m
-    end
+    command convo-doctor __complete-runs $args 2>/dev/null
 end
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_convo_doctor_global_optspecs
