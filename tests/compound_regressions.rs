@@ -268,6 +268,22 @@ fn replay(case: &Value) -> Outcome {
                     broken.insert("branch", format!("lost from the branch: {lost:?}"));
                 }
             }
+            // what the recorded repair put on the branch, the real SDK's
+            // word: a different repair must keep every one of them
+            if !hash_matches {
+                if let Some(rec) = ids(real_after) {
+                    let dropped: Vec<&String> = rec
+                        .iter()
+                        .filter(|i| !after.contains(i) && !gone.contains(*i))
+                        .collect();
+                    if !dropped.is_empty() {
+                        broken.insert(
+                            "recorded",
+                            format!("not on the branch, as after the recorded repair: {dropped:?}"),
+                        );
+                    }
+                }
+            }
             if let Some(expect) = case["false_root_expect"].as_array() {
                 let missing: Vec<&str> = expect
                     .iter()

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use std::collections::HashSet;
+
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 
 /// The check's id: stable, kebab-case; scripts depend on it.
@@ -76,6 +78,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     use crate::edit::placeholder::{self, Slot};
     use crate::edit::{Action, Safety};
     let read = |i: usize| ctx.conv.bytes(&ctx.event_path(i));
+    // what the events that stay answer (a later copy of an id answers
+    // nothing: the SDK resolves the id to its first copy), by the SDK's rule
+    let mut answered: Option<(HashSet<&str>, HashSet<&str>)> = None;
     for i in 0..ctx.reader.len() {
         let first = ctx.index.id_to_idx[ctx.reader.id(i)];
         if first == i {
@@ -102,18 +107,55 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             .timestamp
             .clone()
             .unwrap_or_else(|| "1970-01-01T00:00:00".into());
+        // The copy took the slot of what was written there before, often
+        // the result of the call the event right before it made: when
+        // nothing else answers that call, the placeholder does (an
+        // AgentErrorEvent), or the agent would run the tool again on resume.
+        let (calls, actions) = answered.get_or_insert_with(|| {
+            let (mut calls, mut actions) = (HashSet::new(), HashSet::new());
+            for j in (0..ctx.reader.len()).filter(|&j| ctx.reader.owns_its_id(j)) {
+                match ctx.reader.record(j).and_then(super::tool_calls::answer) {
+                    Some(super::tool_calls::Answer::Action(a)) => actions.insert(a),
+                    Some(super::tool_calls::Answer::Call(tc)) => calls.insert(tc),
+                    None => false,
+                };
+            }
+            (calls, actions)
+        });
+        let call = i
+            .checked_sub(1)
+            .filter(|&a| ctx.reader.owns_its_id(a) && !actions.contains(ctx.reader.id(a)))
+            .filter(|&a| {
+                ctx.reader
+                    .read(a)
+                    .is_ok_and(|r| r.kind == "ActionEvent" && r.action_kind.is_some())
+            })
+            .and_then(|a| super::tool_calls::call_of(ctx, a))
+            .filter(|(_, tc)| !calls.contains(tc.as_str()))
+            .map(|(tool_name, tool_call_id)| placeholder::ToolCall {
+                tool_name,
+                tool_call_id,
+            });
         let bytes = placeholder::event(&Slot {
             id: &id,
             timestamp: &ts,
             parent: &rec.parent,
             file: &ctx.reader.file(i).name,
             why: &why,
-            answers: None,
+            answers: call.as_ref(),
         });
-        let what = format!(
-            "set event {} aside ({why}): its file goes into the backup and a ConversationErrorEvent with a new id ({id}) takes its index",
-            ix(i)
-        );
+        let what = match &call {
+            Some(c) => format!(
+                "set event {} aside ({why}): its file goes into the backup and an AgentErrorEvent with a new id ({id}) answering tool call `{}` of event {} takes its index, so the tool is not run again",
+                ix(i),
+                ctx.quote(&c.tool_call_id),
+                ix(i - 1)
+            ),
+            None => format!(
+                "set event {} aside ({why}): its file goes into the backup and a ConversationErrorEvent with a new id ({id}) takes its index",
+                ix(i)
+            ),
+        };
         let to = format!(
             "events/{}",
             crate::store::event::canonical_name(i as u64, &id)

@@ -35,13 +35,20 @@ Repair
   `get_event`, every link), while the UI shows and asks for the JSON one: the
   JSON `id` is set to the file's (safe; it also makes readable an event whose
   JSON id the SDK's model refuses, the reserved `__root__`). When both ids
-  are named, a human decides."
+  are named, a human decides.
+  Files that hold each other's JSON (each JSON id is another file's name id:
+  two contents swapped, or a longer round) are put back as the SDK's writer
+  left them, whose every link points back in index order (it appends, and
+  refuses an unknown parent): when only the contents trading places fits
+  that, each JSON goes back into the file named for it (safe: every byte
+  stays); when only the names trading places fits it, each file is renamed
+  to its JSON id at its index; when both or neither fit, a human decides."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Safe,
-            what: "rename the file to its JSON id when other events or the HEAD name that id and nothing names the file's (the conversation fails to load otherwise); else set the JSON `id` to the file's, the one the SDK knows the event by",
+            what: "rename the file to its JSON id when other events or the HEAD name that id and nothing names the file's (the conversation fails to load otherwise); else set the JSON `id` to the file's, the one the SDK knows the event by; files holding each other's JSON are put back the one way that leaves every link pointing back in index order",
             guards: "the rename: only the JSON id is named, it fits the SDK's name rule and no other file holds it; both ids named: left to a human",
             planner: Some(plan),
         }
@@ -77,9 +84,218 @@ Repair
     }
 }
 
+/// How the files of a [`Cross`] came apart from their JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// Their contents trade places: each JSON goes back into the file named
+    /// for its id (and so to that file's index).
+    ContentsMoved,
+    /// Their names trade places: each file is renamed to its JSON id at the
+    /// index it has.
+    NamesMoved,
+}
+
+/// Files whose name ids and JSON ids are the same set, each JSON id in the
+/// name of another file of the set (a swap of two, or a longer round), with
+/// the one reading under which every link touching them points back in
+/// index order, as the SDK's writer always leaves them (it appends, and
+/// refuses an unknown parent); `None` when both readings or neither do.
+#[derive(Clone, Debug)]
+pub struct Cross {
+    /// File positions (reader indices), in the order the round goes.
+    pub members: Vec<usize>,
+    pub reading: Option<Reading>,
+}
+
+/// The crosses of this reading of the folder (computed once per context).
+pub(crate) fn crosses<'c>(ctx: &'c Ctx) -> &'c [Cross] {
+    ctx.shared.crosses.get_or_init(|| find_crosses(ctx))
+}
+
+fn find_crosses(ctx: &Ctx) -> Vec<Cross> {
+    use std::collections::{HashMap, HashSet};
+    let r = &ctx.reader;
+    let n = r.len();
+    let json = |i: usize| r.record(i).and_then(|rec| rec.id.as_deref());
+    let mismatched = |i: usize| json(i).is_some_and(|j| j != r.id(i));
+    // name ids held by one file only, and JSON ids held by one file only
+    let mut names: HashMap<&str, Option<usize>> = HashMap::new();
+    let mut jsons: HashMap<&str, Option<usize>> = HashMap::new();
+    for i in 0..n {
+        names
+            .entry(r.id(i))
+            .and_modify(|e| *e = None)
+            .or_insert(Some(i));
+        if let Some(j) = json(i) {
+            jsons.entry(j).and_modify(|e| *e = None).or_insert(Some(i));
+        }
+    }
+    let named = |id: &str| names.get(id).copied().flatten();
+    let held = |id: &str| jsons.get(id).copied().flatten();
+    let mut done: HashSet<usize> = HashSet::new();
+    let mut out = Vec::new();
+    let mut into: Option<LinksInto> = None;
+    for start in (0..n).filter(|&i| mismatched(i)) {
+        if done.contains(&start) {
+            continue;
+        }
+        // follow JSON id -> the file named so, back to the start
+        let mut members = vec![start];
+        let mut on_walk = HashSet::from([start]);
+        let mut cur = start;
+        let closed = loop {
+            let Some(j) = json(cur) else { break false };
+            let Some(next) = named(j).filter(|_| held(j) == Some(cur)) else {
+                break false;
+            };
+            if next == start {
+                break true;
+            }
+            if !mismatched(next) || done.contains(&next) || !on_walk.insert(next) {
+                break false;
+            }
+            members.push(next);
+            cur = next;
+        };
+        done.extend(members.iter().copied());
+        if closed {
+            let into = into.get_or_insert_with(|| links_into(ctx));
+            let reading = reading(ctx, &members, into);
+            out.push(Cross { members, reading });
+        }
+    }
+    out
+}
+
+/// Events by the ids they link to (`parent_id`, `action_id`).
+type LinksInto<'a> = std::collections::HashMap<&'a str, Vec<usize>>;
+
+fn links_into<'a>(ctx: &Ctx<'a>) -> LinksInto<'a> {
+    let r = &ctx.reader;
+    let mut into: LinksInto = std::collections::HashMap::new();
+    for i in 0..r.len() {
+        if let Some(rec) = r.record(i) {
+            for to in [rec.parent.id(), rec.action_id.as_deref()]
+                .into_iter()
+                .flatten()
+            {
+                into.entry(to).or_default().push(i);
+            }
+        }
+    }
+    into
+}
+
+/// The one reading of a cross under which every link from or into its
+/// events points back in index order.
+fn reading(ctx: &Ctx, members: &[usize], into: &LinksInto) -> Option<Reading> {
+    use std::collections::HashMap;
+    let r = &ctx.reader;
+    let json = |i: usize| r.record(i).and_then(|rec| rec.id.as_deref());
+    // the events to look at: the cross's own, and those linking into it
+    let mut looked: Vec<usize> = members.to_vec();
+    for &m in members {
+        if let Some(j) = json(m) {
+            looked.extend(into.get(j).into_iter().flatten().copied());
+        }
+    }
+    let causal = |how: Reading| {
+        // the index each JSON id of the cross ends at
+        let at: HashMap<&str, usize> = members
+            .iter()
+            .filter_map(|&m| {
+                let j = json(m)?;
+                Some(match how {
+                    Reading::NamesMoved => (j, m),
+                    Reading::ContentsMoved => (j, *r.index.id_to_idx.get(j)?),
+                })
+            })
+            .collect();
+        let pos = |id: &str| {
+            at.get(id)
+                .copied()
+                .or_else(|| r.index.id_to_idx.get(id).copied())
+        };
+        looked.iter().all(|&i| {
+            let Some(rec) = r.record(i) else { return true };
+            let me = rec
+                .id
+                .as_deref()
+                .and_then(|j| at.get(j).copied())
+                .unwrap_or(i);
+            let mine = rec.id.as_deref().is_some_and(|j| at.contains_key(j));
+            [rec.parent.id(), rec.action_id.as_deref()]
+                .into_iter()
+                .flatten()
+                .filter(|t| mine || at.contains_key(t))
+                .all(|t| pos(t).is_none_or(|p| p < me))
+        })
+    };
+    match (causal(Reading::ContentsMoved), causal(Reading::NamesMoved)) {
+        (true, false) => Some(Reading::ContentsMoved),
+        (false, true) => Some(Reading::NamesMoved),
+        _ => None,
+    }
+}
+
 /// Make name and JSON id agree on the one the conversation uses.
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     use crate::edit::{Action, Safety};
+    let mut in_cross = std::collections::HashSet::new();
+    for c in crosses(ctx) {
+        in_cross.extend(c.members.iter().copied());
+        let list = c
+            .members
+            .iter()
+            .map(|&m| ix(m))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let Some(reading) = c.reading else {
+            for &m in &c.members {
+                p.leave(
+                    ctx.event_path(m),
+                    format!("events {list} each hold the JSON another of them is named for, and their links fit both their contents and their names having traded places; which index each event belongs at needs a human"),
+                );
+            }
+            continue;
+        };
+        for &m in &c.members {
+            let Some(j) = ctx.reader.record(m).and_then(|rec| rec.id.as_deref()) else {
+                continue;
+            };
+            match reading {
+                Reading::ContentsMoved => {
+                    let Some(&home) = ctx.reader.index.id_to_idx.get(j) else {
+                        continue;
+                    };
+                    let Some(bytes) = ctx.conv.bytes(&ctx.event_path(m)) else {
+                        continue;
+                    };
+                    p.push(
+                        ctx.event_path(home),
+                        Action::Replace(bytes),
+                        Safety::Safe,
+                        format!(
+                            "put event {j}'s JSON back into event {}'s file, the one named for it (events {list} had each other's contents; every byte stays, the links then point back in order)",
+                            ix(home)
+                        ),
+                    );
+                }
+                Reading::NamesMoved => {
+                    let to = crate::store::event::canonical_name(m as u64, j);
+                    p.push(
+                        ctx.event_path(m),
+                        Action::Rename(format!("events/{to}")),
+                        Safety::Safe,
+                        format!(
+                            "rename event {} to `{to}`, after its JSON id (events {list} had each other's names; the links then point back in order)",
+                            ix(m)
+                        ),
+                    );
+                }
+            }
+        }
+    }
     let mismatched: Vec<(usize, &str)> = (0..ctx.reader.len())
         .filter_map(|i| {
             let json = ctx.reader.record(i)?.id.as_deref()?;
@@ -116,6 +332,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         *by_name_id.entry(ctx.reader.id(j)).or_default() += 1;
     }
     for (i, json) in mismatched {
+        if in_cross.contains(&i) {
+            continue;
+        }
         let rel = ctx.event_path(i);
         let name_id = ctx.reader.id(i);
         if by_name_id.get(name_id).copied().unwrap_or(0) > 1 {

@@ -145,6 +145,7 @@ pub(crate) struct Shared {
     pub false_roots: std::cell::OnceCell<Vec<false_root::FalseRoot>>,
     pub head_lag: std::cell::OnceCell<Option<head_lag::Lag>>,
     pub misparented: std::cell::OnceCell<Vec<misparented_recovery_error::Misparented>>,
+    pub crosses: std::cell::OnceCell<Vec<filename_id_mismatch::Cross>>,
 }
 
 impl<'a> Ctx<'a> {

@@ -116,9 +116,22 @@ fn on_loops(ctx: &Ctx) -> Vec<usize> {
     out
 }
 
-/// Re-link each forward link of a loop to the readable event before it.
+/// Re-link each forward link of a loop to the readable event before it;
+/// a loop through files that hold each other's JSON is
+/// `filename-id-mismatch`'s to undo first (putting them back ends it).
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let r = &ctx.reader;
+    let crossed: std::collections::HashSet<usize> = super::filename_id_mismatch::crosses(ctx)
+        .iter()
+        .filter(|c| c.reading.is_some())
+        .flat_map(|c| c.members.iter().copied())
+        .collect();
+    let mut through_cross = std::collections::HashSet::new();
+    for l in loops(ctx) {
+        if l.iter().any(|m| crossed.contains(m)) {
+            through_cross.extend(l);
+        }
+    }
     for i in on_loops(ctx) {
         let Some(parent) = r
             .record(i)
@@ -128,6 +141,13 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             continue;
         };
         if parent <= i {
+            continue;
+        }
+        if through_cross.contains(&i) {
+            p.leave(
+                ctx.event_path(i),
+                "the loop runs through files that hold each other's JSON: `filename-id-mismatch` puts them back first",
+            );
             continue;
         }
         let rel = ctx.event_path(i);
