@@ -12,23 +12,6 @@ mod shared;
 
 use shared::*;
 
-fn conversations() -> String {
-    fixture("conversations").display().to_string()
-}
-
-fn s3_env(endpoint: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("AWS_ENDPOINT_URL", endpoint.to_string()),
-        ("AWS_ACCESS_KEY_ID", "fixture".into()),
-        ("AWS_SECRET_ACCESS_KEY", "fixture".into()),
-        ("AWS_REGION", "us-east-1".into()),
-    ]
-}
-
-fn with<'a>(envs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    envs.iter().map(|(k, v)| (*k, v.as_str())).collect()
-}
-
 #[test]
 fn postgres_with_the_filesystem_copy() {
     let Some(url) = service("CONVO_DOCTOR_PG_URL", "PostgreSQL") else {
@@ -90,13 +73,9 @@ fn sqlite_with_the_s3_copy() {
 
 #[test]
 fn postgres_with_the_s3_copy() {
-    let (Some(url), Some(endpoint)) = (
-        service("CONVO_DOCTOR_PG_URL", "PostgreSQL"),
-        service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)"),
-    ) else {
+    let Some((url, env)) = postgres_and_s3() else {
         return;
     };
-    let env = s3_env(&endpoint);
     let (code, doc, err) = diagnose_json(
         &[
             "--db",
@@ -153,12 +132,7 @@ fn a_bucket_of_thousands_is_listed_page_by_page_and_sharded() {
         e.push(("HOME", "/nonexistent"));
         let (code, doc, err) = diagnose_json(&args, &e);
         assert_eq!(code, 0, "{err}");
-        doc["conversations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["id"].as_str().unwrap().to_string())
-            .collect()
+        ids(&doc).into_iter().collect()
     };
     let all = count(&[]);
     assert_eq!(all.len(), n);

@@ -67,6 +67,16 @@ pub fn diagnose_json(args: &[&str], envs: &[(&str, &str)]) -> (i32, Value, Strin
     )
 }
 
+/// The ids of the conversations reported, in order.
+pub fn ids(doc: &Value) -> Vec<String> {
+    doc["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// App-server check ids found per conversation id.
 pub fn app_findings(doc: &Value) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -157,6 +167,39 @@ pub fn service(var: &str, what: &str) -> Option<String> {
             None
         }
     }
+}
+
+/// The fixture folders the real agent-server wrote.
+pub fn conversations() -> String {
+    fixture("conversations").display().to_string()
+}
+
+/// The environment reaching the S3 server at `endpoint` with the fixture
+/// credentials.
+pub fn s3_env(endpoint: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ENDPOINT_URL", endpoint.to_string()),
+        ("AWS_ACCESS_KEY_ID", "fixture".into()),
+        ("AWS_SECRET_ACCESS_KEY", "fixture".into()),
+        ("AWS_REGION", "us-east-1".into()),
+    ]
+}
+
+/// PostgreSQL's URL and the S3 server's environment, or a skip (a failure
+/// in CI) when either is not running.
+pub fn postgres_and_s3() -> Option<(String, Vec<(&'static str, String)>)> {
+    let (Some(url), Some(endpoint)) = (
+        service("CONVO_DOCTOR_PG_URL", "PostgreSQL"),
+        service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)"),
+    ) else {
+        return None;
+    };
+    Some((url, s3_env(&endpoint)))
+}
+
+/// `envs` as `diagnose_json` takes them.
+pub fn with<'a>(envs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    envs.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
 pub fn s(p: &Path) -> &str {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::{select, ExitStatus};
-use crate::batch::{ordered, scan, since};
+use crate::batch::{ids::Wanted, ordered, scan, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
 use crate::render::{self, output::Output, progress::Progress, severity, Summary};
@@ -89,29 +89,36 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         summary.error(e);
     }
     let mut list: Vec<PathBuf> = scan.conversations.into_iter().map(|(d, _)| d).collect();
-    let mut status = if summary.errors > 0 {
-        ExitStatus::Error
-    } else {
-        ExitStatus::Success
-    };
     if let Some(shard) = args.shard {
         list.retain(|dir| shard.contains(dir));
         summary.shard = Some(shard.to_string());
     }
+    // --id: only the conversations named (a folder not named by an id is
+    // analysed, and kept when the id it carries is named)
+    let mut wanted = wanted(args, &list, sources.as_ref(), &mut summary);
+    let every_id = wanted.is_none();
+    if let Some(w) = &wanted {
+        list.retain(|d| folder_hex(d).is_none_or(|h| w.contains(&h)));
+    }
     // The app server's conversations no folder carries, in the same shards.
     let records: Vec<String> = match &sources {
         Some(src) => {
-            let folder_ids = list
-                .iter()
-                .filter_map(|d| d.file_name()?.to_str().and_then(crate::appserver::uuid_hex))
-                .collect();
+            let folder_ids = list.iter().filter_map(|d| folder_hex(d)).collect();
             let mut ids = src.record_ids(&folder_ids);
             if let Some(shard) = args.shard {
                 ids.retain(|id| shard.contains(std::path::Path::new(id)));
             }
+            if let Some(w) = &wanted {
+                ids.retain(|id| w.contains(id));
+            }
             ids
         }
         None => Vec::new(),
+    };
+    let mut status = if summary.errors > 0 {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
     };
 
     let fail = threshold(args.fail_on);
@@ -168,6 +175,13 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             }
         };
         progress.done(report.events.on_disk);
+        if let Some(w) = &mut wanted {
+            // a folder by its name, else by the id it carries
+            let id = list.get(i).and_then(|d| folder_hex(d));
+            if !w.take(id.as_deref().unwrap_or(&report.id)) {
+                return true;
+            }
+        }
         // Files this user may not read: the folder may be fine for its
         // owner, so its findings would be guesses. A scan error, not a report.
         if let Some(first) = report.access_errors.first() {
@@ -215,7 +229,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             |i| record(i + n),
             |i, done| emit(i + n, done),
         );
-        if args.shard.is_none_or(|s| s.index == 0) {
+        if args.shard.is_none_or(|s| s.index == 0) && every_id {
             for r in src.bad_id_reports(&version, &selected) {
                 if !emit(usize::MAX, Ok(Scanned::Report(Box::new(r)))) {
                     break;
@@ -234,6 +248,10 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         summary.error(e);
         status = ExitStatus::Error;
     }
+    for e in wanted.iter().flat_map(|w| w.unmatched()) {
+        summary.error(e);
+        status = ExitStatus::Error;
+    }
     if let Some(e) = write_error {
         return Ok(broken_pipe_or_error(e));
     }
@@ -242,6 +260,37 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         return Ok(broken_pipe_or_error(e));
     }
     Ok(out.finish(status))
+}
+
+/// A folder's conversation id, by its name (the agent-server names each
+/// `<conversations>/<id hex>`).
+fn folder_hex(dir: &std::path::Path) -> Option<String> {
+    dir.file_name()?
+        .to_str()
+        .and_then(crate::appserver::uuid_hex)
+}
+
+/// `--id`, resolved against the ids known before the scan: the folders'
+/// names, the app server's rows and copies. Errors are scan errors.
+fn wanted(
+    args: &DiagnoseArgs,
+    list: &[PathBuf],
+    sources: Option<&crate::appserver::Sources>,
+    summary: &mut Summary,
+) -> Option<Wanted> {
+    if args.ids.is_empty() {
+        return None;
+    }
+    let mut known: std::collections::BTreeSet<String> =
+        list.iter().filter_map(|d| folder_hex(d)).collect();
+    if let Some(src) = sources {
+        known.extend(src.record_ids(&Default::default()));
+    }
+    let (w, errors) = Wanted::resolve(&args.ids, &known);
+    for e in errors {
+        summary.error(e);
+    }
+    Some(w)
 }
 
 /// Whether a format shows `--events`' listing.

@@ -1,0 +1,115 @@
+//! Issue 24, "the app-server ticket, end to end", against the real services
+//! `.ci/services.sh` starts (PostgreSQL, moto's S3 server) and the SQLite
+//! database the real migrations made (fixtures/appserver/): one conversation
+//! named by `--id`, a failed run still reported to machines, the services'
+//! own words for what went wrong, an empty event copy or table taken for an
+//! error, and notes that say where convo-doctor looked.
+//! Each test skips when its service is not running, and fails instead in CI.
+
+#[path = "appserver_shared.rs"]
+mod shared;
+
+use serde_json::Value;
+use shared::*;
+
+fn sqlite() -> String {
+    format!("sqlite:{}", fixture("persist/openhands.db").display())
+}
+
+fn errors(doc: &Value) -> Vec<String> {
+    doc["summary"]["error_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Bullet 1: `diagnose --db … --events-store … conversations/<id>` reported
+/// the whole database (13 conversations) and the others' findings set the
+/// exit status. `--id` names the one conversation, in the UI's spelling, the
+/// database's, or the start of either; the JSON carries both spellings.
+#[test]
+fn one_ticket_is_that_conversation_alone() {
+    let Some((url, env)) = postgres_and_s3() else {
+        return;
+    };
+    let folder = fixture("conversations/f295edf392db5ebfa05b31d41d9ef378");
+    let convs = conversations();
+    let base = ["--db", &url, "--events-store", "s3://oh-events/users"];
+    // the clean conversation, by its dashed id: exit 0 whatever the others
+    let mut args = base.to_vec();
+    args.extend([s(&folder), "--id", "F295EDF3-92DB-5EBF-A05B-31D41D9EF378"]);
+    let (code, doc, err) = diagnose_json(&args, &with(&env));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(ids(&doc), ["f295edf392db5ebfa05b31d41d9ef378"]);
+    let c = &doc["conversations"][0];
+    assert_eq!(c["id_dashed"], "f295edf3-92db-5ebf-a05b-31d41d9ef378");
+    assert!(c["appserver"]["row"].is_object() && c["appserver"]["copies"][0].is_object());
+    assert_eq!(doc["summary"]["conversations"], 1);
+    // a row no folder carries, by the start of its dashless id: its finding alone
+    let mut args = base.to_vec();
+    args.extend([&convs, "--id", "1f3c8095cb"]);
+    let (code, doc, err) = diagnose_json(&args, &with(&env));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(ids(&doc), ["1f3c8095cbe654ceb77772e5ad2b3932"]);
+    assert_eq!(
+        app_findings(&doc)["1f3c8095cbe654ceb77772e5ad2b3932"],
+        ["row-without-events".to_string()].into()
+    );
+    // an ambiguous start and an unknown id are errors naming them
+    let mut args = base.to_vec();
+    args.extend([
+        &convs,
+        "--id",
+        "f2",
+        "--id",
+        "0123456789abcdef0123456789abcdef",
+    ]);
+    let (code, doc, err) = diagnose_json(&args, &with(&env));
+    assert_eq!(code, 2, "{err}");
+    let e = errors(&doc);
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e[0].contains("`f2` is ambiguous") && e[0].contains("f295edf392db5ebfa05b31d41d9ef378")
+    );
+    assert!(e[1].contains("`0123456789abcdef0123456789abcdef`"));
+    assert!(ids(&doc).is_empty());
+}
+
+/// Bullet 1 with SQLite and the filesystem copy: the folder, by a prefix of
+/// its dashed id, and the docs' jq recipe matching either spelling.
+#[test]
+fn one_ticket_with_sqlite_and_the_filesystem_copy() {
+    let store = fixture("persist").display().to_string();
+    let db = sqlite();
+    let (code, doc, err) = diagnose_json(
+        &[
+            "--db",
+            &db,
+            "--events-store",
+            &store,
+            &conversations(),
+            "--id",
+            "9ee5f8b7-54b0",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(ids(&doc), ["9ee5f8b754b05705a4b58a7d4557b224"]);
+    assert_eq!(
+        app_findings(&doc)["9ee5f8b754b05705a4b58a7d4557b224"],
+        [
+            "copy-missing-events".to_string(),
+            "row-status-divergence".to_string()
+        ]
+        .into()
+    );
+    let c = &doc["conversations"][0];
+    for spelling in [
+        "9ee5f8b754b05705a4b58a7d4557b224",
+        "9ee5f8b7-54b0-5705-a4b5-8a7d4557b224",
+    ] {
+        assert!(c["id"] == spelling || c["id_dashed"] == spelling);
+    }
+}
