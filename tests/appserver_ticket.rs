@@ -113,3 +113,75 @@ fn one_ticket_with_sqlite_and_the_filesystem_copy() {
         assert!(c["id"] == spelling || c["id_dashed"] == spelling);
     }
 }
+
+/// Bullet 2: a `--db` that cannot be read printed nothing in `--format
+/// json`, and left `-o x.prom` with the previous run's figures. Every
+/// format now says the run failed, the error counted, exit 2.
+#[test]
+fn a_failed_run_still_tells_machines() {
+    let Some(url) = service("CONVO_DOCTOR_PG_URL", "PostgreSQL") else {
+        return;
+    };
+    let bad = url.replace("/openhands", "/no_such_db");
+    let convs = conversations();
+    let (code, doc, err) = diagnose_json(&["--db", &bad, &convs], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(doc["summary"]["errors"], 1);
+    let e = errors(&doc);
+    assert!(
+        e[0].contains("database \"no_such_db\" does not exist"),
+        "{e:?}"
+    );
+    assert_eq!(doc["summary"]["failed"], true);
+    assert!(ids(&doc).is_empty());
+    // jsonl: the summary line
+    let out = bin()
+        .args(["diagnose", "--format", "jsonl", "--db", &bad, &convs])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let last: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(last["summary"]["errors"], 1);
+    // Prometheus: yesterday's file rewritten, no last success
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("x.prom");
+    let prometheus = |db: &str| {
+        let out = bin()
+            .args([
+                "diagnose",
+                "--format",
+                "prometheus",
+                "-o",
+                s(&prom),
+                "--db",
+                db,
+                &convs,
+            ])
+            .output()
+            .unwrap();
+        (out.status.code(), std::fs::read_to_string(&prom).unwrap())
+    };
+    let (code, before) = prometheus(&url);
+    assert_eq!(code, Some(1));
+    assert!(before.contains("convo_doctor_last_success_timestamp_seconds"));
+    let (code, after) = prometheus(&bad);
+    assert_eq!(code, Some(2));
+    assert!(after.contains("\nconvo_doctor_scan_errors 1\n"), "{after}");
+    assert!(!after.contains("last_success"), "{after}");
+    // markdown and human say the run failed, once
+    for (format, says) in [("markdown", "The run failed"), ("human", "the run failed")] {
+        let out = bin()
+            .args(["diagnose", "--format", format, "--db", &bad, &convs])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(says), "{format}: {text}");
+        assert!(
+            !text.contains("not everything could be read"),
+            "{format}: {text}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.matches("convo-doctor: error").count(), 1, "{err}");
+    }
+}

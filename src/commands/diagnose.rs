@@ -43,8 +43,57 @@ pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
 
 pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
+    // bad options: nothing is written (a report file is left as it was)
     let selected = select(&args.only, &args.skip)?;
     let cutoff = since::cutoff(args.since, args.changed_since.as_deref())?;
+    let color = color && args.format == render::Format::Human;
+    let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
+    let mut renderer = render::renderer(args.format, color);
+    let mut summary = Summary::default();
+    // An error that ends the run is still a report: every format, `-o`
+    // included, says the run failed (exit 2), so a consumer never keeps
+    // the previous run's figures.
+    let filters = Filters {
+        selected: &selected,
+        cutoff,
+    };
+    let status = match run_scan(args, &filters, &mut out, &mut *renderer, &mut summary) {
+        Ok(Ran::Scanned(status)) => status,
+        Ok(Ran::Abandoned(status)) => return Ok(status),
+        Err(e) => {
+            summary.fail(format!("{e:#}"));
+            ExitStatus::Error
+        }
+    };
+    summary.elapsed = Some(started.elapsed());
+    if let Err(e) = renderer.finish(&mut out, &summary) {
+        return Ok(broken_pipe_or_error(e));
+    }
+    Ok(out.finish(status))
+}
+
+/// How a scan ended, when no error ended it.
+enum Ran {
+    /// The exit status, the summary to write.
+    Scanned(ExitStatus),
+    /// The report could not be written (a closed pipe): nothing more to say.
+    Abandoned(ExitStatus),
+}
+
+/// The checks selected and the `--since` cutoff, from the options.
+struct Filters<'a> {
+    selected: &'a (dyn Fn(&str) -> bool + Sync),
+    cutoff: Option<std::time::SystemTime>,
+}
+
+fn run_scan(
+    args: &DiagnoseArgs,
+    filters: &Filters,
+    out: &mut Output,
+    renderer: &mut dyn render::Renderer,
+    summary: &mut Summary,
+) -> anyhow::Result<Ran> {
+    let (selected, cutoff) = (filters.selected, filters.cutoff);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.map_or(0, usize::from))
         .build()
@@ -56,19 +105,15 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     let opts = Options {
         version: args.server_version.unwrap_or(crate::version::NEWEST),
         version_given: args.server_version.is_some(),
-        selected: &selected,
+        selected,
         event_list: events,
     };
-    let color = color && args.format == render::Format::Human;
     // --tree draws in the human format; the Markdown report always has trees
     let tree = (args.tree && args.format == render::Format::Human)
         || args.format == render::Format::Markdown;
     if args.tree && !tree {
         render::warning("--tree draws in the human format only (and `--format markdown` always has trees); ignored");
     }
-    let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
-    let mut renderer = render::renderer(args.format, color);
-    let mut summary = Summary::default();
 
     // No PATH: look where OpenHands products keep conversations.
     let defaults = args
@@ -76,12 +121,12 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         .is_empty()
         .then(crate::store::discover::Env::here);
     let (paths, sdk_roots) = match &defaults {
-        Some(env) => default_paths(env, &mut summary),
+        Some(env) => default_paths(env, summary),
         None => (args.paths.clone(), Vec::new()),
     };
-    let sources = open_sources(args, defaults.as_ref(), &mut summary)?;
+    let sources = open_sources(args, defaults.as_ref(), summary)?;
     if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
-        summary.error("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
+        summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
     let scan = scan::discover(&paths, args.allow_empty);
     summary.notes.extend(scan.notes);
@@ -95,7 +140,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     }
     // --id: only the conversations named (a folder not named by an id is
     // analysed, and kept when the id it carries is named)
-    let mut wanted = wanted(args, &list, sources.as_ref(), &mut summary);
+    let mut wanted = wanted(args, &list, sources.as_ref(), summary);
     let every_id = wanted.is_none();
     if let Some(w) = &wanted {
         list.retain(|d| folder_hex(d).is_none_or(|h| w.contains(&h)));
@@ -145,7 +190,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         } else {
             crate::report::analyze_ctx(&a.ctx(opts.version_given), display, &opts)
         };
-        src.attach(&a.conv, &mut r, &selected);
+        src.attach(&a.conv, &mut r, selected);
         Scanned::Report(Box::new(r))
     };
     let mut emit = |i: usize, done: ordered::Done<Scanned>| {
@@ -198,7 +243,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         if args.hide_clean && hidden_as_clean(&report, args.fail_on) {
             return true;
         }
-        match progress.suspend(|| renderer.conversation(&mut out, &report)) {
+        match progress.suspend(|| renderer.conversation(out, &report)) {
             Ok(()) => true,
             Err(e) => {
                 write_error = Some(e);
@@ -219,7 +264,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         let version = opts.version.to_string();
         let record = |i: usize| {
             let id = &records[i - list.len()];
-            Scanned::Report(Box::new(src.record_report(id, &version, &selected)))
+            Scanned::Report(Box::new(src.record_report(id, &version, selected)))
         };
         let n = list.len();
         ordered::run(
@@ -230,7 +275,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             |i, done| emit(i + n, done),
         );
         if args.shard.is_none_or(|s| s.index == 0) && every_id {
-            for r in src.bad_id_reports(&version, &selected) {
+            for r in src.bad_id_reports(&version, selected) {
                 if !emit(usize::MAX, Ok(Scanned::Report(Box::new(r)))) {
                     break;
                 }
@@ -249,17 +294,13 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         status = ExitStatus::Error;
     }
     for e in wanted.iter().flat_map(|w| w.unmatched()) {
-        summary.error(e);
+        summary.fail(e);
         status = ExitStatus::Error;
     }
     if let Some(e) = write_error {
-        return Ok(broken_pipe_or_error(e));
+        return Ok(Ran::Abandoned(broken_pipe_or_error(e)));
     }
-    summary.elapsed = Some(started.elapsed());
-    if let Err(e) = renderer.finish(&mut out, &summary) {
-        return Ok(broken_pipe_or_error(e));
-    }
-    Ok(out.finish(status))
+    Ok(Ran::Scanned(status))
 }
 
 /// A folder's conversation id, by its name (the agent-server names each
@@ -288,7 +329,7 @@ fn wanted(
     }
     let (w, errors) = Wanted::resolve(&args.ids, &known);
     for e in errors {
-        summary.error(e);
+        summary.fail(e);
     }
     Some(w)
 }
