@@ -80,6 +80,14 @@ SQL
   cat "$hba.new" >"$hba" && rm -f "$hba.new"
   "${as[@]}" "$_svc_pg_bin/pg_ctl" -D "$_svc_pg_data/data" reload >/dev/null
   export CONVO_DOCTOR_PG_PW_URL="postgres://ohpw@127.0.0.1:54329/openhands"
+  # issue 24: a role that may log in but not read the table (`permission
+  # denied for table conversation_metadata`), and a database migrated like
+  # openhands but with no row (tests/appserver_ticket.rs)
+  "$_svc_pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 54329 -U postgres -d openhands \
+    -c "CREATE ROLE ohnosel LOGIN" >/dev/null
+  "$_svc_pg_bin/psql" -q -h 127.0.0.1 -p 54329 -U postgres -c "CREATE DATABASE openhands_empty" >/dev/null
+  "$_svc_pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 54329 -U postgres -d openhands_empty \
+    -f fixtures/appserver/postgres.sql -c "DELETE FROM public.conversation_metadata" >/dev/null
   _svc_log "postgres $("$_svc_pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:54329 (database openhands)"
 }
 

@@ -185,3 +185,128 @@ fn a_failed_run_still_tells_machines() {
         assert_eq!(err.matches("convo-doctor: error").count(), 1, "{err}");
     }
 }
+
+/// Environment variables given to a run.
+type Env<'a> = &'a [(&'a str, &'a str)];
+
+/// A port nothing listens on (bound, then let go).
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// The one error a failed run reports, and that stderr says it once.
+fn the_error(args: &[&str], envs: &[(&str, &str)]) -> String {
+    let (code, doc, err) = diagnose_json(args, envs);
+    assert_eq!(code, 2, "{err}");
+    let e = errors(&doc);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(err.matches("convo-doctor: error").count(), 1, "{err}");
+    e[0].clone()
+}
+
+/// Bullet 3, PostgreSQL: a wrong password and a missing database both said
+/// `db error`, a refused port and an unknown host both `error connecting
+/// to server`, and a role without SELECT "not an app server database".
+/// Each is now the server's (or the client's) own words, once, with what to
+/// check next.
+#[test]
+fn postgres_failures_in_the_servers_words() {
+    let (Some(url), Some(pw_url)) = (
+        service("CONVO_DOCTOR_PG_URL", "PostgreSQL"),
+        service("CONVO_DOCTOR_PG_PW_URL", "PostgreSQL's password role"),
+    ) else {
+        return;
+    };
+    let convs = conversations();
+    let port = closed_port().to_string();
+    let cases: [(String, Env, &[&str]); 5] = [
+        (
+            pw_url.clone(),
+            &[("PGPASSWORD", "wrong")],
+            &[
+                "password authentication failed for user \"ohpw\"",
+                "PGPASSWORD",
+            ],
+        ),
+        (
+            url.replace("/openhands", "/no_such_db"),
+            &[],
+            &["database \"no_such_db\" does not exist", "DB_NAME"],
+        ),
+        (
+            url.replace("54329", &port),
+            &[],
+            &["connection refused by 127.0.0.1:", "DB_PORT"],
+        ),
+        (
+            url.replace("127.0.0.1", "no-such-host.invalid"),
+            &[],
+            &["unknown host `no-such-host.invalid`", "DB_HOST"],
+        ),
+        (
+            url.replace("postgres@", "ohnosel@"),
+            &[],
+            &[
+                "permission denied for table conversation_metadata",
+                "SELECT",
+            ],
+        ),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for (db, envs, says) in &cases {
+        let e = the_error(&["--db", db, &convs], envs);
+        for s in *says {
+            assert!(e.contains(s), "{db}: {e}");
+        }
+        assert!(
+            !e.contains("db error") && !e.contains("not an app server"),
+            "{e}"
+        );
+        assert!(!e.contains("wrong"), "the password shown: {e}");
+        seen.insert(e);
+    }
+    assert_eq!(seen.len(), cases.len());
+}
+
+/// Bullet 3, S3: no credentials printed the metadata service's 403 chain
+/// three times, a refused endpoint `after 10 retries` three times. Each is
+/// one line naming the cause.
+#[test]
+fn s3_failures_in_one_line() {
+    let Some(endpoint) = service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)") else {
+        return;
+    };
+    let refused = format!("http://127.0.0.1:{}", closed_port());
+    let env = s3_env(&endpoint);
+    let keys = with(&env);
+    let no_keys: Vec<(&str, &str)> = keys
+        .iter()
+        .copied()
+        .filter(|(k, _)| !k.starts_with("AWS_ACCESS") && !k.starts_with("AWS_SECRET"))
+        .chain([("HOME", "/nonexistent")])
+        .collect();
+    let mut elsewhere = keys.clone();
+    elsewhere.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    elsewhere.push(("AWS_ENDPOINT_URL", &refused));
+    let convs = conversations();
+    let cases: [(&str, Env, &str); 3] = [
+        (
+            "s3://oh-events",
+            &no_keys,
+            "no credentials found (looked in AWS_ACCESS_KEY_ID",
+        ),
+        ("s3://no-such-bucket-24", &keys, "bucket not found: "),
+        (
+            "s3://oh-events",
+            &elsewhere,
+            "endpoint refused: nothing listens at http://127.0.0.1:",
+        ),
+    ];
+    for (store, envs, says) in cases {
+        let e = the_error(&["--events-store", store, &convs], envs);
+        assert!(e.contains(says), "{store}: {e}");
+        assert!(e.len() < 400, "not short: {e}");
+        assert!(!e.contains("retries") && !e.contains("api/token"), "{e}");
+    }
+}
