@@ -310,3 +310,52 @@ fn s3_failures_in_one_line() {
         assert!(!e.contains("retries") && !e.contains("api/token"), "{e}");
     }
 }
+
+/// Bullet 4: `--events-store` on an empty folder (a mount that failed)
+/// gave every folder `copy-missing-events` and every row
+/// `row-without-events`, exit 1; a table with no row gave every folder
+/// `events-without-row`. Either is one error naming the empty side and its
+/// likely cause, exit 2, and no conversation's findings.
+#[test]
+fn an_empty_side_is_an_error_not_a_finding_per_conversation() {
+    let Some((url, env)) = postgres_and_s3() else {
+        return;
+    };
+    let convs = conversations();
+    let mount = tempfile::tempdir().unwrap();
+    let db = sqlite();
+    let e = the_error(
+        &["--db", &db, "--events-store", s(mount.path()), &convs],
+        &[],
+    );
+    assert!(
+        e.contains(&format!("the events store {} holds no", s(mount.path())))
+            && e.contains("a mount that failed")
+            && e.contains("the database lists 12 conversations"),
+        "{e}"
+    );
+    // the same for an S3 prefix that holds nothing
+    let e = the_error(
+        &[
+            "--db",
+            &url,
+            "--events-store",
+            "s3://oh-events/nobody",
+            &convs,
+        ],
+        &with(&env),
+    );
+    assert!(
+        e.contains("s3://oh-events/nobody") && e.contains("wrong bucket or prefix"),
+        "{e}"
+    );
+    // a migrated database with no row, beside the folders and the copy
+    let empty = url.replace("/openhands", "/openhands_empty");
+    let store = fixture("persist").display().to_string();
+    let e = the_error(&["--db", &empty, "--events-store", &store, &convs], &[]);
+    assert!(
+        e.contains("openhands_empty has no row in conversation_metadata")
+            && e.contains("8 conversation folders"),
+        "{e}"
+    );
+}

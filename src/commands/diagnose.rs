@@ -134,6 +134,10 @@ fn run_scan(
         summary.error(e);
     }
     let mut list: Vec<PathBuf> = scan.conversations.into_iter().map(|(d, _)| d).collect();
+    // a side holding nothing is no side to compare with: the run fails
+    if let Some(e) = sources.as_ref().and_then(|s| s.empty_side(list.len())) {
+        anyhow::bail!("{e}");
+    }
     if let Some(shard) = args.shard {
         list.retain(|dir| shard.contains(dir));
         summary.shard = Some(shard.to_string());
