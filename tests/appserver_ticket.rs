@@ -16,13 +16,18 @@ fn sqlite() -> String {
     format!("sqlite:{}", fixture("persist/openhands.db").display())
 }
 
-fn errors(doc: &Value) -> Vec<String> {
-    doc["summary"]["error_messages"]
+/// The summary's list `key` (`error_messages`, `notes`).
+fn summary_list(doc: &Value, key: &str) -> Vec<String> {
+    doc["summary"][key]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| e.as_str().unwrap().to_string())
         .collect()
+}
+
+fn errors(doc: &Value) -> Vec<String> {
+    summary_list(doc, "error_messages")
 }
 
 /// Bullet 1: `diagnose --db … --events-store … conversations/<id>` reported
@@ -357,5 +362,113 @@ fn an_empty_side_is_an_error_not_a_finding_per_conversation() {
         e.contains("openhands_empty has no row in conversation_metadata")
             && e.contains("8 conversation folders"),
         "{e}"
+    );
+}
+
+/// `diagnose ARGS` with no PATH, in an empty working and temporary
+/// directory, with none of the variables that name places, HOME as given
+/// (`None`: unset).
+fn no_path(args: &[&str], home: Option<&std::path::Path>) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = bin();
+    c.arg("diagnose")
+        .args(args)
+        .current_dir(dir.path())
+        .env("TMPDIR", dir.path())
+        .env_remove("HOME");
+    for k in [
+        "OH_CONVERSATIONS_PATH",
+        "OPENHANDS_CONVERSATIONS_DIR",
+        "OPENHANDS_PERSISTENCE_DIR",
+        "OH_PERSISTENCE_DIR",
+        "FILE_STORE_PATH",
+    ] {
+        c.env_remove(k);
+    }
+    if let Some(h) = home {
+        c.env("HOME", h);
+    }
+    c.output().unwrap()
+}
+
+/// [`no_path`] in JSON: (exit code, the document, stderr).
+fn no_path_json(args: &[&str], home: Option<&std::path::Path>) -> (i32, Value, String) {
+    let mut all = vec!["--format", "json"];
+    all.extend(args);
+    let out = no_path(&all, home);
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    (
+        out.status.code().unwrap_or(-1),
+        doc,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn notes(doc: &Value) -> Vec<String> {
+    summary_list(doc, "notes")
+}
+
+/// Bullet 5: with `--db` alone, "looked in /root/.openhands (default)" named
+/// the database given for a folder that does not exist; with HOME unset
+/// the home defaults were skipped without a word; an absent
+/// `$TMPDIR/openhands-sandboxes` was not listed; and nothing found was
+/// "1 scan error: not everything could be read".
+#[test]
+fn every_place_looked_is_said_truly() {
+    let db = sqlite();
+    let home = tempfile::tempdir().unwrap();
+    // --db alone, a HOME without .openhands
+    let (code, doc, err) = no_path_json(&["--db", &db], Some(home.path()));
+    assert_eq!(code, 1, "{err}");
+    let n = notes(&doc);
+    let oh = format!(
+        "looked in {}/.openhands (default) for the app server's database and event copy: not there",
+        s(home.path())
+    );
+    assert!(n.contains(&oh), "{n:#?}");
+    assert!(
+        n.iter().any(|l| l.contains(
+            "openhands-sandboxes for the agent-servers an app server runs as processes: not there"
+        )),
+        "{n:#?}"
+    );
+    // HOME unset: said
+    let (code, doc, err) = no_path_json(&["--db", &db], None);
+    assert_eq!(code, 1, "{err}");
+    let n = notes(&doc);
+    assert!(
+        n.iter()
+            .any(|l| l.starts_with("HOME is not set: ~/.openhands/conversations")),
+        "{n:#?}"
+    );
+    assert!(
+        !n.iter().any(|l| l.contains(".openhands (default)")),
+        "{n:#?}"
+    );
+    // the app server's folder there, the database given: which one is used
+    std::fs::create_dir_all(home.path().join(".openhands")).unwrap();
+    std::fs::copy(
+        fixture("persist/openhands.db"),
+        home.path().join(".openhands/openhands.db"),
+    )
+    .unwrap();
+    let (_, doc, _) = no_path_json(&["--db", &db], Some(home.path()));
+    let n = notes(&doc);
+    assert!(
+        n.iter()
+            .any(|l| l.ends_with("/.openhands/openhands.db (not used: --db given)")),
+        "{n:#?}"
+    );
+    // nothing anywhere: an error that is no unreadable file
+    let empty = tempfile::tempdir().unwrap();
+    let (code, doc, _) = no_path_json(&[], Some(empty.path()));
+    assert_eq!(code, 2);
+    assert!(errors(&doc)[0].starts_with("no conversation found where OpenHands keeps them"));
+    let out = no_path(&[], Some(empty.path()));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("not everything could be read") && text.contains("the run failed"),
+        "{text}"
     );
 }

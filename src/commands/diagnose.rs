@@ -375,9 +375,10 @@ fn default_paths(
     env: &crate::store::discover::Env,
     summary: &mut Summary,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    use crate::store::discover::{looked, StoreKind};
+    use crate::store::discover::{looked, not_places, StoreKind};
     let mut paths = Vec::new();
     let mut sdk = Vec::new();
+    summary.notes.extend(not_places(env));
     for l in looked(env) {
         summary.notes.push(l.describe());
         if l.found
@@ -423,29 +424,38 @@ fn open_sources(
             }
         });
     if let Some((dir, why)) = app_dir {
+        // what is there, and whether it is used (an option given wins)
+        let mut there = Vec::new();
         let file = dir.join("openhands.db");
-        if db.is_none() && file.is_file() {
-            db = Some(DbSpec::Sqlite(file));
+        if file.is_file() {
+            let spec = DbSpec::Sqlite(file);
+            there.push(match db {
+                None => format!("{} (used)", spec.display()),
+                Some(_) => format!("{} (not used: --db given)", spec.display()),
+            });
+            db.get_or_insert(spec);
         }
         let copy = dir.join(crate::appserver::events_store::V1_DIR).is_dir()
             || dir.join("v1").join("events").is_dir();
-        if store.is_none() && copy {
-            store = Some(StoreSpec::Fs(dir.clone()));
+        if copy {
+            let spec = StoreSpec::Fs(dir.clone());
+            there.push(match store {
+                None => format!("the event copy {} (used)", spec.display()),
+                Some(_) => format!(
+                    "the event copy {} (not used: --events-store given)",
+                    spec.display()
+                ),
+            });
+            store.get_or_insert(spec);
         }
+        let said = match (there.is_empty(), dir.is_dir()) {
+            (false, _) => there.join(", "),
+            (true, true) => "neither openhands.db nor an event copy there".to_string(),
+            (true, false) => "not there".to_string(),
+        };
         summary.notes.push(format!(
-            "looked in {} ({why}) for the app server's database and event copy: {}",
-            dir.display(),
-            match (&db, &store) {
-                (None, None) => "not there".to_string(),
-                (d, s) => [
-                    d.as_ref().map(|d| d.display()),
-                    s.as_ref().map(|s| s.display())
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(", "),
-            }
+            "looked in {} ({why}) for the app server's database and event copy: {said}",
+            dir.display()
         ));
     }
     if db.is_none() && store.is_none() {
