@@ -124,11 +124,28 @@ fn one_ticket_with_sqlite_and_the_filesystem_copy() {
 /// format now says the run failed, the error counted, exit 2.
 #[test]
 fn a_failed_run_still_tells_machines() {
-    let Some(url) = service("CONVO_DOCTOR_PG_URL", "PostgreSQL") else {
+    let Some((url, env)) = postgres_and_s3() else {
         return;
     };
     let bad = url.replace("/openhands", "/no_such_db");
     let convs = conversations();
+    // SQLite that is not there, a bucket that is not there: a document too
+    let missing = fixture("persist/no-such.db").display().to_string();
+    for (args, envs) in [
+        (["--db", &format!("sqlite:{missing}")], vec![]),
+        (["--events-store", "s3://no-such-bucket-24"], with(&env)),
+    ] {
+        let (code, doc, err) = diagnose_json(&[args[0], args[1], &convs], &envs);
+        assert_eq!(
+            (code, &doc["summary"]["failed"]),
+            (2, &Value::Bool(true)),
+            "{err}"
+        );
+        assert!(
+            ids(&doc).is_empty() && doc["summary"]["errors"] == 1,
+            "{doc}"
+        );
+    }
     let (code, doc, err) = diagnose_json(&["--db", &bad, &convs], &[]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(doc["summary"]["errors"], 1);
