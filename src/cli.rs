@@ -296,6 +296,14 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "PATH|s3://BUCKET[/PREFIX]|gs://BUCKET[/PREFIX]", value_parser = parse_events_store)]
     pub events_store: Option<crate::appserver::events_store::StoreSpec>,
 
+    /// Only this conversation (repeatable): its folder among the PATHs, its
+    /// row and its event copy. The id as the UI's URL shows it, dashed as the
+    /// database keeps it, or the start of either; one that names no
+    /// conversation, or several, is an error naming it (exit 2). The exit
+    /// status and the summary are those of the conversations named.
+    #[arg(long = "id", value_name = "ID", value_parser = crate::batch::ids::parse)]
+    pub ids: Vec<crate::batch::ids::IdArg>,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

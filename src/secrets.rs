@@ -167,14 +167,17 @@ pub const SENSITIVE_URL_PARAMS: &[&str] = &[
 
 /// Every secret learned during this run, from every conversation read: one
 /// set for the whole process, so a key learned in one conversation is
-/// redacted wherever it appears later. Indexed by the first 6 bytes (every
-/// learned value has at least 6), so redacting a text costs one hash lookup
+/// redacted wherever it appears later. Indexed by the first 6 bytes (the
+/// few shorter credentials are tried apart), so redacting a text costs one hash lookup
 /// per byte however many secrets are known.
 #[derive(Default)]
 struct Known {
     all: HashSet<String>,
     /// first 6 bytes → the secrets starting with them, longest first.
     by_prefix: HashMap<[u8; 6], Vec<String>>,
+    /// Credentials shorter than 6 bytes (3 to 5: [`remember_credential`]),
+    /// longest first: too short to index, and few.
+    short: Vec<String>,
     /// Which first two bytes start a secret (65,536 flags, empty until a
     /// secret is learned): most positions of a text are ruled out without
     /// hashing.
@@ -270,7 +273,10 @@ fn remember_min(found: Vec<String>, min: usize) {
         let b = f.as_bytes();
         k.first2[(b[0] as usize) << 8 | b[1] as usize] = true;
         if k.all.insert(f.clone()) {
-            let list = k.by_prefix.entry(prefix(f.as_bytes())).or_default();
+            let list = match f.len() {
+                0..6 => &mut k.short,
+                _ => k.by_prefix.entry(prefix(f.as_bytes())).or_default(),
+            };
             list.push(f);
             list.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         }
@@ -407,28 +413,36 @@ fn redact_urls(text: &str) -> Cow<'_, str> {
 /// Replace every learned secret in `text` (one hash lookup per byte).
 fn redact_known(text: &str) -> Cow<'_, str> {
     let k = known().read().unwrap_or_else(|e| e.into_inner());
-    if k.all.is_empty() || text.len() < 6 {
+    let min = if k.short.is_empty() { 6 } else { 3 };
+    if k.all.is_empty() || text.len() < min {
         return Cow::Borrowed(text);
     }
     let b = text.as_bytes();
     let mut out: Option<String> = None;
     let (mut i, mut last) = (0, 0);
-    while i + 6 <= b.len() {
+    while i + min <= b.len() {
         if !k.first2[(b[i] as usize) << 8 | b[i + 1] as usize] {
             i += 1;
             continue;
         }
-        if let Some(list) = k.by_prefix.get(&prefix(&b[i..])) {
-            if let Some(hit) = list.iter().find(|s| b[i..].starts_with(s.as_bytes())) {
-                // a learned value is valid UTF-8 and starts with a lead
-                // byte, so `i` and `i + len` are character boundaries
-                let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                o.push_str(&text[last..i]);
-                o.push_str(&placeholder(hit));
-                i += hit.len();
-                last = i;
-                continue;
-            }
+        let long = match i + 6 <= b.len() {
+            true => k.by_prefix.get(&prefix(&b[i..])),
+            false => None,
+        };
+        let hit = long
+            .into_iter()
+            .flatten()
+            .chain(&k.short)
+            .find(|s| b[i..].starts_with(s.as_bytes()));
+        if let Some(hit) = hit {
+            // a learned value is valid UTF-8 and starts with a lead
+            // byte, so `i` and `i + len` are character boundaries
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[last..i]);
+            o.push_str(&placeholder(hit));
+            i += hit.len();
+            last = i;
+            continue;
         }
         i += 1;
     }
@@ -482,6 +496,19 @@ pub fn redact_fernet(text: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A database password of 3 to 5 bytes (`PGPASSWORD=wrong`) panicked
+    /// on being remembered (the 6-byte index), and must still be redacted.
+    #[test]
+    fn short_credentials_are_remembered_and_redacted() {
+        remember_credential("qZ9x!");
+        remember_credential("k7Q");
+        let out = redact_text("pw qZ9x! and k7Q, k7 qZ9x");
+        assert!(!out.contains("qZ9x!") && !out.contains("k7Q"), "{out}");
+        assert!(out.contains(", k7 qZ9x"), "{out}");
+        assert_eq!(redact_text("k7Q"), placeholder("k7Q"));
+        assert_eq!(redact_text("k7"), "k7");
+    }
 
     #[test]
     fn finds_every_credential_slot() {

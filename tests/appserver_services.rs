@@ -1,9 +1,8 @@
 //! The app server's side read from real services, loaded by `.ci/services.sh`
 //! with the fixtures the real openhands-ai wrote (fixtures/appserver/): a
-//! PostgreSQL server (Debian's package) with the same rows, and an S3 API
-//! server (moto) with the bucket the real AwsEventService wrote. (No GCS
-//! emulator from PyPI speaks the XML API object_store lists with:
-//! docs/appserver.md.)
+//! PostgreSQL server (Debian's package) with the same rows, an S3 API
+//! server (moto) with the bucket the real AwsEventService wrote, and a GCS
+//! emulator (fake-gcs-server) holding the same objects.
 //! Each test skips when its service is not running, and fails instead in CI
 //! (`CONVO_DOCTOR_CI=1`, set by .ci/run, which starts them all).
 
@@ -11,23 +10,6 @@
 mod shared;
 
 use shared::*;
-
-fn conversations() -> String {
-    fixture("conversations").display().to_string()
-}
-
-fn s3_env(endpoint: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("AWS_ENDPOINT_URL", endpoint.to_string()),
-        ("AWS_ACCESS_KEY_ID", "fixture".into()),
-        ("AWS_SECRET_ACCESS_KEY", "fixture".into()),
-        ("AWS_REGION", "us-east-1".into()),
-    ]
-}
-
-fn with<'a>(envs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    envs.iter().map(|(k, v)| (*k, v.as_str())).collect()
-}
 
 #[test]
 fn postgres_with_the_filesystem_copy() {
@@ -40,11 +22,7 @@ fn postgres_with_the_filesystem_copy() {
         &[],
     );
     assert_eq!(code, 1, "{err}");
-    assert_expected(&doc, "fs");
-    assert_clean_part_clean(&doc);
-    assert!(doc["summary"]["notes"]
-        .to_string()
-        .contains("alembic revision 014"));
+    assert_whole(&doc, "fs", "alembic revision 014");
 }
 
 #[test]
@@ -90,13 +68,9 @@ fn sqlite_with_the_s3_copy() {
 
 #[test]
 fn postgres_with_the_s3_copy() {
-    let (Some(url), Some(endpoint)) = (
-        service("CONVO_DOCTOR_PG_URL", "PostgreSQL"),
-        service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)"),
-    ) else {
+    let Some((url, env)) = postgres_and_s3() else {
         return;
     };
-    let env = s3_env(&endpoint);
     let (code, doc, err) = diagnose_json(
         &[
             "--db",
@@ -153,12 +127,7 @@ fn a_bucket_of_thousands_is_listed_page_by_page_and_sharded() {
         e.push(("HOME", "/nonexistent"));
         let (code, doc, err) = diagnose_json(&args, &e);
         assert_eq!(code, 0, "{err}");
-        doc["conversations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["id"].as_str().unwrap().to_string())
-            .collect()
+        ids(&doc).into_iter().collect()
     };
     let all = count(&[]);
     assert_eq!(all.len(), n);
@@ -170,6 +139,40 @@ fn a_bucket_of_thousands_is_listed_page_by_page_and_sharded() {
         union.extend(part);
     }
     assert_eq!((sum, union), (n, all));
+}
+
+/// Issue 24: the GCS path against a real emulator (fake-gcs-server, which
+/// serves the XML API object_store lists with), loaded with the S3 bucket's
+/// objects: every planted divergence named as with S3, and the clean
+/// conversations clean, with SQLite and with PostgreSQL.
+#[test]
+fn sqlite_and_postgres_with_the_gcs_copy() {
+    let (Some(url), Some(host)) = (
+        service("CONVO_DOCTOR_PG_URL", "PostgreSQL"),
+        service(
+            "CONVO_DOCTOR_GCS_ENDPOINT",
+            "the GCS emulator (fake-gcs-server)",
+        ),
+    ) else {
+        return;
+    };
+    let env = gcs_env(&host);
+    let sqlite = format!("sqlite:{}", fixture("persist/openhands.db").display());
+    for (db, store) in [
+        (sqlite.as_str(), "gs://oh-events"),
+        (&url, "gs://oh-events/users"),
+    ] {
+        let (code, doc, err) = diagnose_json(
+            &["--db", db, "--events-store", store, &conversations()],
+            &with(&env),
+        );
+        assert_eq!(code, 1, "{err}");
+        assert_whole(
+            &doc,
+            "gcs",
+            "(GoogleCloudEventService): 10 conversation copies",
+        );
+    }
 }
 
 /// `oh-odd` and `oh-big`: `oh-events` and what anybody who may write to the

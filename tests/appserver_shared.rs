@@ -44,6 +44,12 @@ pub fn bin() -> Command {
     c
 }
 
+/// The environment reaching the GCS emulator at `host` (as
+/// `STORAGE_EMULATOR_HOST` spells it), with no credentials of the machine.
+pub fn gcs_env(host: &str) -> Vec<(&'static str, String)> {
+    vec![("STORAGE_EMULATOR_HOST", host.to_string())]
+}
+
 /// `diagnose --format json ARGS`: (exit code, the document, stderr).
 pub fn diagnose_json(args: &[&str], envs: &[(&str, &str)]) -> (i32, Value, String) {
     let out = bin()
@@ -65,6 +71,16 @@ pub fn diagnose_json(args: &[&str], envs: &[(&str, &str)]) -> (i32, Value, Strin
         doc,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// The ids of the conversations reported, in order.
+pub fn ids(doc: &Value) -> Vec<String> {
+    doc["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// App-server check ids found per conversation id.
@@ -93,11 +109,19 @@ pub fn assert_expected(doc: &Value, kind: &str) {
     for (name, c) in m["conversations"].as_object().unwrap() {
         let id = c["id"].as_str().unwrap();
         expected_ids.insert(id.to_string());
-        let want: BTreeSet<String> = c["expect"][kind]
+        // GCS: the S3 bucket's objects (.ci/services.sh loads the emulator
+        // from bucket.jsonl), and no one-page listing limit, which is
+        // AwsEventService's alone
+        let (from, not) = match kind {
+            "gcs" => ("s3", "s3-listing-limit"),
+            other => (other, ""),
+        };
+        let want: BTreeSet<String> = c["expect"][from]
             .as_array()
             .unwrap()
             .iter()
             .map(|v| v.as_str().unwrap().to_string())
+            .filter(|check| check != not)
             .collect();
         let got = found.get(id).cloned().unwrap_or_default();
         assert_eq!(got, want, "{name} ({id}) with the {kind} copy");
@@ -144,6 +168,15 @@ pub fn assert_clean_part_clean(doc: &Value) {
     assert!(seen >= 2, "the clean conversations were not reported");
 }
 
+/// A whole fixture run with the `kind` copy: the findings expected, the
+/// clean part clean, and `note` among the notes.
+pub fn assert_whole(doc: &Value, kind: &str, note: &str) {
+    assert_expected(doc, kind);
+    assert_clean_part_clean(doc);
+    let notes = doc["summary"]["notes"].to_string();
+    assert!(notes.contains(note), "{note} not in {notes}");
+}
+
 /// A service for this test: its URL from the environment, or a skip (a
 /// failure in CI, where `.ci/run` starts every service).
 pub fn service(var: &str, what: &str) -> Option<String> {
@@ -157,6 +190,39 @@ pub fn service(var: &str, what: &str) -> Option<String> {
             None
         }
     }
+}
+
+/// The fixture folders the real agent-server wrote.
+pub fn conversations() -> String {
+    fixture("conversations").display().to_string()
+}
+
+/// The environment reaching the S3 server at `endpoint` with the fixture
+/// credentials.
+pub fn s3_env(endpoint: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ENDPOINT_URL", endpoint.to_string()),
+        ("AWS_ACCESS_KEY_ID", "fixture".into()),
+        ("AWS_SECRET_ACCESS_KEY", "fixture".into()),
+        ("AWS_REGION", "us-east-1".into()),
+    ]
+}
+
+/// PostgreSQL's URL and the S3 server's environment, or a skip (a failure
+/// in CI) when either is not running.
+pub fn postgres_and_s3() -> Option<(String, Vec<(&'static str, String)>)> {
+    let (Some(url), Some(endpoint)) = (
+        service("CONVO_DOCTOR_PG_URL", "PostgreSQL"),
+        service("CONVO_DOCTOR_S3_ENDPOINT", "the S3 server (moto)"),
+    ) else {
+        return None;
+    };
+    Some((url, s3_env(&endpoint)))
+}
+
+/// `envs` as `diagnose_json` takes them.
+pub fn with<'a>(envs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    envs.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
 pub fn s(p: &Path) -> &str {

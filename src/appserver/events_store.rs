@@ -283,7 +283,7 @@ impl EventStore {
                 let prefix = (!key.is_empty()).then(|| Key::from_iter(key.split('/')));
                 let res = rt
                     .block_on(store.list_with_delimiter(prefix.as_ref()))
-                    .with_context(|| format!("cannot list `{}`", self.show_key(key)))?;
+                    .map_err(|e| self.failed(e, "cannot list", &self.show_key(key)))?;
                 let mut out: Vec<String> = res
                     .common_prefixes
                     .iter()
@@ -389,7 +389,7 @@ impl EventStore {
                 );
                 let mut lists = Vec::new();
                 for (u, k, r) in done {
-                    let r = r.with_context(|| format!("cannot list `{}`", self.show_key(&k)))?;
+                    let r = r.map_err(|e| self.failed(e, "cannot list", &self.show_key(&k)))?;
                     let names = r
                         .common_prefixes
                         .iter()
@@ -440,6 +440,15 @@ impl EventStore {
         Ok(out)
     }
 
+    /// An object store's error, said once: what was done, where, and why
+    /// (`store_errors`); no chain of causes follows it.
+    fn failed(&self, e: object_store::Error, what: &str, at: &str) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{what} `{at}`: {}",
+            super::store_errors::cause(&e, &self.spec)
+        )
+    }
+
     /// The keys every listing so far passed over because the object store
     /// client cannot name them (`odd_keys`), one scan error each, worded;
     /// each is told once.
@@ -476,7 +485,7 @@ impl EventStore {
                 let p = Key::from_iter(key.split('/'));
                 let metas: Vec<object_store::ObjectMeta> = rt
                     .block_on(store.list(Some(&p)).try_collect())
-                    .with_context(|| format!("cannot list `{}`", self.locate(c)))?;
+                    .map_err(|e| self.failed(e, "cannot list", &self.locate(c)))?;
                 metas
                     .iter()
                     .filter_map(|m| m.location.filename().map(str::to_string))

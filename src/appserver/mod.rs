@@ -12,6 +12,7 @@ pub mod events_store;
 pub mod odd_keys;
 pub mod pg;
 pub mod relate;
+pub mod store_errors;
 
 pub use relate::{Related, Sources};
 
@@ -81,6 +82,20 @@ pub fn uuid_hex(s: &str) -> Option<String> {
     is_hex32(&hex).then(|| hex.to_ascii_lowercase())
 }
 
+/// A UUID in any spelling [`uuid_hex`] takes, dashed as `str(UUID)` writes
+/// it (the database's `conversation_id`).
+pub fn uuid_dashed(s: &str) -> Option<String> {
+    let h = uuid_hex(s)?;
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +124,9 @@ mod tests {
             Some("0f8b0186d86c5dbb8239dd60a36a9ec5")
         );
         assert!(uuid_hex("not-a-uuid").is_none());
+        assert_eq!(
+            uuid_dashed("0f8b0186d86c5dbb8239dd60a36a9ec5").as_deref(),
+            Some("0f8b0186-d86c-5dbb-8239-dd60a36a9ec5")
+        );
     }
 }

@@ -208,6 +208,58 @@ fn words(e: &postgres::Error) -> String {
     s
 }
 
+/// What went wrong, said once and short, with what to check next: the
+/// server's own words for what it refused (a password, a database, a
+/// table), the client's for a server it could not reach (a refused port, a
+/// host name that does not resolve).
+fn cause(e: &postgres::Error, config: &postgres::Config) -> String {
+    use postgres::error::SqlState;
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        let next = if *code == SqlState::INVALID_PASSWORD {
+            "check the password given: PGPASSWORD, PGPASSFILE or ~/.pgpass (the app server's DB_PASS)"
+        } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION {
+            "check the user (the app server's DB_USER) and the server's pg_hba.conf"
+        } else if *code == SqlState::INVALID_CATALOG_NAME {
+            "check the database name (the app server's DB_NAME)"
+        } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+            "this user may not read it: give it SELECT on conversation_metadata, or use the app server's own user (DB_USER)"
+        } else {
+            return db.message().to_string();
+        };
+        return format!("{}; {next}", db.message());
+    }
+    let host = host_name(config);
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let mut src = std::error::Error::source(e);
+    while let Some(c) = src {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    return format!("connection refused by {host}:{port}: no server listens there; check that PostgreSQL runs and the host and port (the app server's DB_HOST, DB_PORT)")
+                }
+                std::io::ErrorKind::TimedOut => {
+                    return format!("no answer from {host}:{port} (connection timed out); check the host (the app server's DB_HOST) and any firewall between")
+                }
+                _ if io.to_string().contains("lookup address") => {
+                    return format!("unknown host `{host}`: the name does not resolve; check it (the app server's DB_HOST)")
+                }
+                _ => {}
+            }
+        }
+        src = c.source();
+    }
+    words(e)
+}
+
+/// The first row's text column of `sql`, if any row.
+fn first_text(
+    tx: &mut postgres::Transaction<'_>,
+    sql: &str,
+) -> Result<Option<String>, postgres::Error> {
+    Ok(tx.query(sql, &[])?.first().map(|r| r.get::<_, String>(0)))
+}
+
 /// Read every row, giving up when the server says nothing for
 /// `limits.timeout` (connecting included: the client's own connect timeout
 /// covers the TCP connection only, not a server that accepts and never
@@ -262,8 +314,8 @@ fn read_rows(
     };
     config.options(&options);
     let err = |what: &'static str| {
-        let display = display.clone();
-        move |e: postgres::Error| anyhow::anyhow!("{what} `{display}`: {}", words(&e))
+        let (display, config) = (display.clone(), config.clone());
+        move |e: postgres::Error| anyhow::anyhow!("{what} `{display}`: {}", cause(&e, &config))
     };
     let mut client = config
         .connect(postgres::NoTls)
@@ -290,16 +342,24 @@ fn read_rows(
     }
     progress.fetch_add(1, Ordering::Relaxed);
     if rows.columns.is_empty() {
+        // a table whose columns this user may not see: the server's own
+        // words (`permission denied for table conversation_metadata`)
+        let kind = first_text(
+            &mut tx,
+            "SELECT relkind::text FROM pg_catalog.pg_class WHERE oid = to_regclass('conversation_metadata')",
+        )
+        .map_err(err("cannot read"))?;
+        if matches!(kind.as_deref(), Some("r" | "p")) {
+            tx.query("SELECT 1 FROM conversation_metadata LIMIT 0", &[])
+                .map_err(err("cannot read"))?;
+        }
         bail!("`{display}` has no table conversation_metadata: not an app server database (openhands-ai 0.60 or newer)");
     }
-    let kind = tx
-        .query(
-            "SELECT table_type::text FROM information_schema.tables WHERE table_name = 'conversation_metadata' AND table_schema = current_schema()",
-            &[],
-        )
-        .map_err(err("cannot read"))?
-        .first()
-        .map(|r| r.get::<_, String>(0));
+    let kind = first_text(
+        &mut tx,
+        "SELECT table_type::text FROM information_schema.tables WHERE table_name = 'conversation_metadata' AND table_schema = current_schema()",
+    )
+    .map_err(err("cannot read"))?;
     if kind.as_deref() != Some("BASE TABLE") {
         bail!(
             "`{display}`: conversation_metadata is a {}, not the table the app server's migrations make; it is not read",
@@ -314,11 +374,8 @@ fn read_rows(
         .map_err(err("cannot read"))?
         .is_empty();
     if has_alembic {
-        rows.revision = tx
-            .query("SELECT version_num::text FROM alembic_version", &[])
-            .map_err(err("cannot read"))?
-            .first()
-            .map(|r| r.get::<_, String>(0));
+        rows.revision = first_text(&mut tx, "SELECT version_num::text FROM alembic_version")
+            .map_err(err("cannot read"))?;
     }
     let (cols, list) = select_list(&rows.columns);
     // Streamed: rows arrive as the server sends them, never all at once.

@@ -260,6 +260,65 @@ impl Sources {
         })
     }
 
+    /// A side that holds nothing while another holds conversations: an
+    /// events store with no copy while the database lists conversations or
+    /// folders exist, a table with no row while folders or copies exist.
+    /// Never the truth to compare against (a mount that failed, the wrong
+    /// bucket, prefix or database): one error naming it, instead of a
+    /// finding on every conversation.
+    pub fn empty_side(&self, folders: usize) -> Option<String> {
+        let rows = self.rows.as_ref().map(|r| r.by_id.len() + r.bad_ids.len());
+        let folders_said = match folders {
+            0 => None,
+            n => Some(crate::checks::plural(
+                n,
+                "conversation folder",
+                "conversation folders",
+            )),
+        };
+        if let Some(store) = self.store.as_ref().filter(|_| self.copies.is_empty()) {
+            let others = [
+                rows.filter(|&n| n > 0).map(|n| {
+                    format!(
+                        "the database lists {}",
+                        crate::checks::plural(n, "conversation", "conversations")
+                    )
+                }),
+                folders_said.clone().map(|f| format!("{f} were found")),
+            ];
+            let others: Vec<String> = others.into_iter().flatten().collect();
+            if !others.is_empty() {
+                let why = match store.backend() {
+                    super::events_store::Backend::Fs => "a mount that failed, or not the app server's persistence directory (FILE_STORE_PATH, which holds v1_conversations/)?",
+                    _ => "the wrong bucket or prefix (the app server's FILE_STORE_PATH; the prefix defaults to `users`)?",
+                };
+                return Some(format!(
+                    "the events store {} holds no conversation's events, while {}: {why} Nothing was compared",
+                    store.spec.display(),
+                    others.join(" and ")
+                ));
+            }
+        }
+        let copies = (!self.copies.is_empty()).then(|| {
+            crate::checks::plural(
+                self.copies.len(),
+                "conversation copy",
+                "conversation copies",
+            ) + " in the events store"
+        });
+        if let (Some(0), Some(db)) = (rows, &self.rows) {
+            let others: Vec<String> = [folders_said, copies].into_iter().flatten().collect();
+            if !others.is_empty() {
+                return Some(format!(
+                    "the app server database {} has no row in conversation_metadata, while there are {}: the wrong database (the app server's DB_NAME, or its persistence directory's openhands.db)? Nothing was compared",
+                    db.display,
+                    others.join(" and ")
+                ));
+            }
+        }
+        None
+    }
+
     /// Ids with a row or a copy that no scanned folder carries, sorted; and
     /// the rows whose id is not a UUID (reported apart).
     pub fn record_ids(&self, folder_ids: &HashSet<String>) -> Vec<String> {

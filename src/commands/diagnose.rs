@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::{select, ExitStatus};
-use crate::batch::{ordered, scan, since};
+use crate::batch::{ids::Wanted, ordered, scan, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
 use crate::render::{self, output::Output, progress::Progress, severity, Summary};
@@ -43,8 +43,57 @@ pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
 
 pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
+    // bad options: nothing is written (a report file is left as it was)
     let selected = select(&args.only, &args.skip)?;
     let cutoff = since::cutoff(args.since, args.changed_since.as_deref())?;
+    let color = color && args.format == render::Format::Human;
+    let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
+    let mut renderer = render::renderer(args.format, color);
+    let mut summary = Summary::default();
+    // An error that ends the run is still a report: every format, `-o`
+    // included, says the run failed (exit 2), so a consumer never keeps
+    // the previous run's figures.
+    let filters = Filters {
+        selected: &selected,
+        cutoff,
+    };
+    let status = match run_scan(args, &filters, &mut out, &mut *renderer, &mut summary) {
+        Ok(Ran::Scanned(status)) => status,
+        Ok(Ran::Abandoned(status)) => return Ok(status),
+        Err(e) => {
+            summary.fail(format!("{e:#}"));
+            ExitStatus::Error
+        }
+    };
+    summary.elapsed = Some(started.elapsed());
+    if let Err(e) = renderer.finish(&mut out, &summary) {
+        return Ok(broken_pipe_or_error(e));
+    }
+    Ok(out.finish(status))
+}
+
+/// How a scan ended, when no error ended it.
+enum Ran {
+    /// The exit status, the summary to write.
+    Scanned(ExitStatus),
+    /// The report could not be written (a closed pipe): nothing more to say.
+    Abandoned(ExitStatus),
+}
+
+/// The checks selected and the `--since` cutoff, from the options.
+struct Filters<'a> {
+    selected: &'a (dyn Fn(&str) -> bool + Sync),
+    cutoff: Option<std::time::SystemTime>,
+}
+
+fn run_scan(
+    args: &DiagnoseArgs,
+    filters: &Filters,
+    out: &mut Output,
+    renderer: &mut dyn render::Renderer,
+    summary: &mut Summary,
+) -> anyhow::Result<Ran> {
+    let (selected, cutoff) = (filters.selected, filters.cutoff);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.map_or(0, usize::from))
         .build()
@@ -56,19 +105,15 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     let opts = Options {
         version: args.server_version.unwrap_or(crate::version::NEWEST),
         version_given: args.server_version.is_some(),
-        selected: &selected,
+        selected,
         event_list: events,
     };
-    let color = color && args.format == render::Format::Human;
     // --tree draws in the human format; the Markdown report always has trees
     let tree = (args.tree && args.format == render::Format::Human)
         || args.format == render::Format::Markdown;
     if args.tree && !tree {
         render::warning("--tree draws in the human format only (and `--format markdown` always has trees); ignored");
     }
-    let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
-    let mut renderer = render::renderer(args.format, color);
-    let mut summary = Summary::default();
 
     // No PATH: look where OpenHands products keep conversations.
     let defaults = args
@@ -76,12 +121,12 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         .is_empty()
         .then(crate::store::discover::Env::here);
     let (paths, sdk_roots) = match &defaults {
-        Some(env) => default_paths(env, &mut summary),
+        Some(env) => default_paths(env, summary),
         None => (args.paths.clone(), Vec::new()),
     };
-    let sources = open_sources(args, defaults.as_ref(), &mut summary)?;
+    let sources = open_sources(args, defaults.as_ref(), summary)?;
     if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
-        summary.error("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
+        summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
     let scan = scan::discover(&paths, args.allow_empty);
     summary.notes.extend(scan.notes);
@@ -89,29 +134,40 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         summary.error(e);
     }
     let mut list: Vec<PathBuf> = scan.conversations.into_iter().map(|(d, _)| d).collect();
-    let mut status = if summary.errors > 0 {
-        ExitStatus::Error
-    } else {
-        ExitStatus::Success
-    };
+    // a side holding nothing is no side to compare with: the run fails
+    if let Some(e) = sources.as_ref().and_then(|s| s.empty_side(list.len())) {
+        anyhow::bail!("{e}");
+    }
     if let Some(shard) = args.shard {
         list.retain(|dir| shard.contains(dir));
         summary.shard = Some(shard.to_string());
     }
+    // --id: only the conversations named (a folder not named by an id is
+    // analysed, and kept when the id it carries is named)
+    let mut wanted = wanted(args, &list, sources.as_ref(), summary);
+    let every_id = wanted.is_none();
+    if let Some(w) = &wanted {
+        list.retain(|d| folder_hex(d).is_none_or(|h| w.contains(&h)));
+    }
     // The app server's conversations no folder carries, in the same shards.
     let records: Vec<String> = match &sources {
         Some(src) => {
-            let folder_ids = list
-                .iter()
-                .filter_map(|d| d.file_name()?.to_str().and_then(crate::appserver::uuid_hex))
-                .collect();
+            let folder_ids = list.iter().filter_map(|d| folder_hex(d)).collect();
             let mut ids = src.record_ids(&folder_ids);
             if let Some(shard) = args.shard {
                 ids.retain(|id| shard.contains(std::path::Path::new(id)));
             }
+            if let Some(w) = &wanted {
+                ids.retain(|id| w.contains(id));
+            }
             ids
         }
         None => Vec::new(),
+    };
+    let mut status = if summary.errors > 0 {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
     };
 
     let fail = threshold(args.fail_on);
@@ -138,7 +194,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         } else {
             crate::report::analyze_ctx(&a.ctx(opts.version_given), display, &opts)
         };
-        src.attach(&a.conv, &mut r, &selected);
+        src.attach(&a.conv, &mut r, selected);
         Scanned::Report(Box::new(r))
     };
     let mut emit = |i: usize, done: ordered::Done<Scanned>| {
@@ -168,6 +224,13 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             }
         };
         progress.done(report.events.on_disk);
+        if let Some(w) = &mut wanted {
+            // a folder by its name, else by the id it carries
+            let id = list.get(i).and_then(|d| folder_hex(d));
+            if !w.take(id.as_deref().unwrap_or(&report.id)) {
+                return true;
+            }
+        }
         // Files this user may not read: the folder may be fine for its
         // owner, so its findings would be guesses. A scan error, not a report.
         if let Some(first) = report.access_errors.first() {
@@ -184,7 +247,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         if args.hide_clean && hidden_as_clean(&report, args.fail_on) {
             return true;
         }
-        match progress.suspend(|| renderer.conversation(&mut out, &report)) {
+        match progress.suspend(|| renderer.conversation(out, &report)) {
             Ok(()) => true,
             Err(e) => {
                 write_error = Some(e);
@@ -205,7 +268,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         let version = opts.version.to_string();
         let record = |i: usize| {
             let id = &records[i - list.len()];
-            Scanned::Report(Box::new(src.record_report(id, &version, &selected)))
+            Scanned::Report(Box::new(src.record_report(id, &version, selected)))
         };
         let n = list.len();
         ordered::run(
@@ -215,8 +278,8 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
             |i| record(i + n),
             |i, done| emit(i + n, done),
         );
-        if args.shard.is_none_or(|s| s.index == 0) {
-            for r in src.bad_id_reports(&version, &selected) {
+        if args.shard.is_none_or(|s| s.index == 0) && every_id {
+            for r in src.bad_id_reports(&version, selected) {
                 if !emit(usize::MAX, Ok(Scanned::Report(Box::new(r)))) {
                     break;
                 }
@@ -234,14 +297,45 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         summary.error(e);
         status = ExitStatus::Error;
     }
+    for e in wanted.iter().flat_map(|w| w.unmatched()) {
+        summary.fail(e);
+        status = ExitStatus::Error;
+    }
     if let Some(e) = write_error {
-        return Ok(broken_pipe_or_error(e));
+        return Ok(Ran::Abandoned(broken_pipe_or_error(e)));
     }
-    summary.elapsed = Some(started.elapsed());
-    if let Err(e) = renderer.finish(&mut out, &summary) {
-        return Ok(broken_pipe_or_error(e));
+    Ok(Ran::Scanned(status))
+}
+
+/// A folder's conversation id, by its name (the agent-server names each
+/// `<conversations>/<id hex>`).
+fn folder_hex(dir: &std::path::Path) -> Option<String> {
+    dir.file_name()?
+        .to_str()
+        .and_then(crate::appserver::uuid_hex)
+}
+
+/// `--id`, resolved against the ids known before the scan: the folders'
+/// names, the app server's rows and copies. Errors are scan errors.
+fn wanted(
+    args: &DiagnoseArgs,
+    list: &[PathBuf],
+    sources: Option<&crate::appserver::Sources>,
+    summary: &mut Summary,
+) -> Option<Wanted> {
+    if args.ids.is_empty() {
+        return None;
     }
-    Ok(out.finish(status))
+    let mut known: std::collections::BTreeSet<String> =
+        list.iter().filter_map(|d| folder_hex(d)).collect();
+    if let Some(src) = sources {
+        known.extend(src.record_ids(&Default::default()));
+    }
+    let (w, errors) = Wanted::resolve(&args.ids, &known);
+    for e in errors {
+        summary.fail(e);
+    }
+    Some(w)
 }
 
 /// Whether a format shows `--events`' listing.
@@ -281,9 +375,10 @@ fn default_paths(
     env: &crate::store::discover::Env,
     summary: &mut Summary,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    use crate::store::discover::{looked, StoreKind};
+    use crate::store::discover::{looked, not_places, StoreKind};
     let mut paths = Vec::new();
     let mut sdk = Vec::new();
+    summary.notes.extend(not_places(env));
     for l in looked(env) {
         summary.notes.push(l.describe());
         if l.found
@@ -329,29 +424,38 @@ fn open_sources(
             }
         });
     if let Some((dir, why)) = app_dir {
+        // what is there, and whether it is used (an option given wins)
+        let mut there = Vec::new();
         let file = dir.join("openhands.db");
-        if db.is_none() && file.is_file() {
-            db = Some(DbSpec::Sqlite(file));
+        if file.is_file() {
+            let spec = DbSpec::Sqlite(file);
+            there.push(match db {
+                None => format!("{} (used)", spec.display()),
+                Some(_) => format!("{} (not used: --db given)", spec.display()),
+            });
+            db.get_or_insert(spec);
         }
         let copy = dir.join(crate::appserver::events_store::V1_DIR).is_dir()
             || dir.join("v1").join("events").is_dir();
-        if store.is_none() && copy {
-            store = Some(StoreSpec::Fs(dir.clone()));
+        if copy {
+            let spec = StoreSpec::Fs(dir.clone());
+            there.push(match store {
+                None => format!("the event copy {} (used)", spec.display()),
+                Some(_) => format!(
+                    "the event copy {} (not used: --events-store given)",
+                    spec.display()
+                ),
+            });
+            store.get_or_insert(spec);
         }
+        let said = match (there.is_empty(), dir.is_dir()) {
+            (false, _) => there.join(", "),
+            (true, true) => "neither openhands.db nor an event copy there".to_string(),
+            (true, false) => "not there".to_string(),
+        };
         summary.notes.push(format!(
-            "looked in {} ({why}) for the app server's database and event copy: {}",
-            dir.display(),
-            match (&db, &store) {
-                (None, None) => "not there".to_string(),
-                (d, s) => [
-                    d.as_ref().map(|d| d.display()),
-                    s.as_ref().map(|s| s.display())
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(", "),
-            }
+            "looked in {} ({why}) for the app server's database and event copy: {said}",
+            dir.display()
         ));
     }
     if db.is_none() && store.is_none() {

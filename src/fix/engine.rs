@@ -635,6 +635,7 @@ fn empty_report() -> ConversationReport {
     ConversationReport {
         path: String::new(),
         id: String::new(),
+        id_dashed: None,
         server_version: String::new(),
         listed: None,
         events: report::EventCounts {

@@ -58,7 +58,7 @@ impl Renderer for Concise {
             ));
         }
         if s.errors > 0 {
-            t.push_str(&super::errors_line(s.errors));
+            t.push_str(&s.errors_line());
             t.push('\n');
         }
         w.write_all(redact_all(&t).as_bytes())?;

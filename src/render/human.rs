@@ -369,7 +369,7 @@ impl Renderer for Human {
             );
         }
         if s.errors > 0 {
-            line(&mut t, &super::errors_line(s.errors));
+            line(&mut t, &s.errors_line());
         }
         // Only a batch gets its timing (one conversation's output stays
         // reproducible byte for byte).

@@ -239,12 +239,20 @@ impl Renderer for Markdown {
         for note in &s.notes {
             let _ = writeln!(t, "- note: {}", md(&sanitize(&redact_all(note))));
         }
-        if s.errors > 0 {
+        if s.errors > 0 && s.failed {
+            let _ = writeln!(
+                t,
+                "\n**The run failed ({}): this report is not the answer.**\n",
+                crate::checks::plural(s.errors, "error", "errors")
+            );
+        } else if s.errors > 0 {
             let _ = writeln!(
                 t,
                 "\n**{}: not everything could be read, so this report is incomplete.**\n",
                 crate::checks::plural(s.errors, "scan error", "scan errors")
             );
+        }
+        if s.errors > 0 {
             for e in &s.error_messages {
                 let _ = writeln!(t, "- {}", md(&sanitize(&redact_all(e))));
             }

@@ -110,6 +110,11 @@ pub struct Summary {
     /// What each scan error was, in the order met (the first
     /// [`ERRORS_LISTED`]; `errors` counts them all).
     pub error_messages: Vec<String>,
+    /// An error ended the run, or left it nothing to diagnose (a `--db`
+    /// that cannot be read, no conversation found, an `--id` naming none):
+    /// not a scan that could not read everything.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
     /// Conversations passed over by `--since` / `--changed-since`.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_unmodified: usize,
@@ -188,6 +193,24 @@ impl Summary {
         self.errors += 1;
         if self.error_messages.len() < ERRORS_LISTED {
             self.error_messages.push(crate::secrets::redact_all(&msg));
+        }
+    }
+
+    /// An error that ended the run or left it nothing to diagnose: counted
+    /// as a scan error (exit 2), and said as a failure.
+    pub fn fail(&mut self, msg: String) {
+        self.failed = true;
+        self.error(msg);
+    }
+
+    /// The summary's line about its errors.
+    pub fn errors_line(&self) -> String {
+        match self.failed {
+            true => format!(
+                "{}: the run failed (the errors are on stderr; exit status 2)",
+                crate::checks::plural(self.errors, "error", "errors")
+            ),
+            false => errors_line(self.errors),
         }
     }
 

@@ -60,6 +60,9 @@ pub struct EventRow {
 pub struct ConversationReport {
     pub path: String,
     pub id: String,
+    /// `id` dashed as the app server's database keeps it, when it is a UUID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_dashed: Option<String>,
     pub server_version: String,
     /// Whether agent-server `server_version` lists this folder in its
     /// conversation list; `null` when no server would catalog it (a nested
@@ -95,6 +98,7 @@ impl ConversationReport {
     pub fn record(path: String, id: String, server_version: String) -> Self {
         ConversationReport {
             path,
+            id_dashed: crate::appserver::uuid_dashed(&id),
             id,
             server_version,
             listed: None,
@@ -217,9 +221,11 @@ pub fn analyze_ctx(ctx: &Ctx, display: String, opts: &Options) -> ConversationRe
     });
     let verdict = verdict(ctx, &events, &load_error, false_roots);
     let event_list = opts.event_list.then(|| rows(ctx));
+    let id = conversation_id(conv);
     ConversationReport {
         path: display,
-        id: conversation_id(conv),
+        id_dashed: crate::appserver::uuid_dashed(&id),
+        id,
         server_version: opts.version.to_string(),
         listed,
         events,

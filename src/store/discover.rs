@@ -446,6 +446,38 @@ pub fn places(env: &Env) -> Vec<Place> {
     out
 }
 
+/// What [`places`] could not turn into a place, each a note: the home
+/// defaults when HOME is not set, and the app server's process sandboxes'
+/// folder when it is not there or holds no sandbox.
+pub fn not_places(env: &Env) -> Vec<String> {
+    let mut out = Vec::new();
+    if env.home.is_none() {
+        out.push("HOME is not set: ~/.openhands/conversations (OpenHands CLI), ~/.openhands/agent-canvas/conversations (Agent Canvas) and ~/.openhands (the app server's database and event copy) were not looked in".to_string());
+    }
+    let sandboxes = env.tmp.join("openhands-sandboxes");
+    let what = "for the agent-servers an app server runs as processes";
+    match std::fs::read_dir(&sandboxes) {
+        Ok(mut rd) => {
+            if !rd.any(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_dir()))) {
+                out.push(format!(
+                    "looked in {} {what}: no sandbox folder in it",
+                    sandboxes.display()
+                ));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => out.push(format!(
+            "looked in {} {what}: not there",
+            sandboxes.display()
+        )),
+        Err(e) => out.push(format!(
+            "looked in {} {what}: cannot be listed ({})",
+            sandboxes.display(),
+            super::fsread::os_words(&e)
+        )),
+    }
+    out
+}
+
 /// Look at every place; a place that is not a directory is `found: None`,
 /// and so is a default place [`trusted`] refuses (with the reason).
 pub fn looked(env: &Env) -> Vec<Looked> {
