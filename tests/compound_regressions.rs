@@ -401,3 +401,67 @@ fn every_compound_case_is_repaired_as_recorded_or_better() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Findings a repair dry run's document says it clears: fixed by a change
+/// serving their check (`planned`) or cleared by the others (`cleared`).
+fn planned_to_clear(doc: &Value) -> u64 {
+    doc["summary"]["by_check"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n["planned"].as_u64().unwrap() + n["cleared"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// Issue 23: `diagnose` said "N fixable with `convo-doctor repair`" where a
+/// safe `repair --dry-run` planned nothing (the fixes needed
+/// `--unsafe-fixes`, never named), or said nothing where `--unsafe-fixes`
+/// heals the folder. Its counts now come from repair's own planner: per
+/// folder, `fixable` is what a safe dry run clears and `fixable_unsafe`
+/// what `--unsafe-fixes` clears besides.
+#[test]
+fn diagnose_calls_fixable_what_a_repair_dry_run_plans_to_fix() {
+    let mut wrong = Vec::new();
+    for case in manifest()["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let conv = tmp.path().join(case["conversation"].as_str().unwrap());
+        unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+        common::apply_mtimes(&conv, &case["mtimes"]);
+        let json = |args: &[&str]| -> Value {
+            let (_, out, err) = common::run(args, &[]);
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name}: {e}\n{out}{err}"))
+        };
+        let d = json(&["diagnose", "--format", "json", s(&conv)]);
+        let safe = json(&["repair", "--dry-run", "--format", "json", s(&conv)]);
+        let all = json(&[
+            "repair",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--format",
+            "json",
+            s(&conv),
+        ]);
+        let fixable = d["summary"]["fixable"].as_u64();
+        let more = d["summary"]["fixable_unsafe"].as_u64();
+        let marked = d["conversations"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["fixable"] == true)
+            .count() as u64;
+        let (s_n, a_n) = (planned_to_clear(&safe), planned_to_clear(&all));
+        if fixable != Some(s_n) || marked != s_n || more.map(|m| m + s_n) != Some(a_n) {
+            wrong.push(format!(
+                "{name}: diagnose fixable {fixable:?} (marked {marked}) + {more:?} with --unsafe-fixes; repair --dry-run clears {s_n}, with --unsafe-fixes {a_n}"
+            ));
+        }
+        let (_, human, _) = common::run(&["diagnose", s(&conv)], &[]);
+        if a_n > s_n && !human.contains("--unsafe-fixes") {
+            wrong.push(format!(
+                "{name}: the advice never names --unsafe-fixes:\n{human}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

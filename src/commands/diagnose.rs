@@ -126,11 +126,13 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         }
         let display = dir.display().to_string();
         let Some(src) = &sources else {
-            return Scanned::Report(Box::new(if tree {
+            let mut r = if tree {
                 crate::report::analyze_tree(dir, display, &opts)
             } else {
                 analyze(dir, display, &opts)
-            }));
+            };
+            mark_fixable(dir, &mut r, &opts);
+            return Scanned::Report(Box::new(r));
         };
         let a = crate::analysis::Analysis::load(dir, opts.version, &Default::default());
         let mut r = if tree {
@@ -138,6 +140,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         } else {
             crate::report::analyze_ctx(&a.ctx(opts.version_given), display, &opts)
         };
+        mark_fixable(dir, &mut r, &opts);
         src.attach(&a.conv, &mut r, &selected);
         Scanned::Report(Box::new(r))
     };
@@ -242,6 +245,31 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
         return Ok(broken_pipe_or_error(e));
     }
     Ok(out.finish(status))
+}
+
+/// Each finding's `fixable` and `fixable_unsafe` as `repair`'s planner
+/// decides them for this folder (what `repair`, and what only `repair
+/// --unsafe-fixes`, would clear), not as each check guesses: the summary's
+/// advice then names the command that does it. A folder with no finding a
+/// repair addresses is not planned; one that cannot be opened again keeps
+/// no finding fixable.
+fn mark_fixable(dir: &std::path::Path, r: &mut ConversationReport, opts: &Options) {
+    if !crate::fix::selected_repairable(&r.findings, opts.selected) {
+        for f in &mut r.findings {
+            f.fixable = false;
+        }
+        return;
+    }
+    let fixable = match crate::store::fsread::DirFd::open(dir) {
+        Ok(fd) => crate::fix::fixable(
+            &fd,
+            &r.path,
+            opts.version_given.then_some(opts.version),
+            opts.selected,
+        ),
+        Err(_) => Default::default(),
+    };
+    fixable.mark(&mut r.findings);
 }
 
 /// Whether a format shows `--events`' listing.
