@@ -465,3 +465,98 @@ fn diagnose_calls_fixable_what_a_repair_dry_run_plans_to_fix() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The copy a `duplicate-index` finding says survives: "a repair keeps
+/// `X`" (or the old wording's "the SDK keeps `X`").
+fn named_survivor(message: &str) -> Option<String> {
+    ["a repair keeps `", "the SDK keeps `"]
+        .iter()
+        .find_map(|p| {
+            let rest = &message[message.find(p)? + p.len()..];
+            Some(rest[..rest.find('`')?].to_string())
+        })
+}
+
+/// Issue 23: `diagnose` said the SDK keeps `event-00009-084e…` ("last in
+/// directory order here") while `repair` moved that very file into the
+/// backup because "the SDK reads `event-00009-fc92…`": two rules. Now one
+/// (`duplicate_index::survivors`): for every doubled index of the compound
+/// cases and the teaching fixture, the copy diagnose names is the one an
+/// unsafe repair dry run leaves in place, and every other copy is moved.
+#[test]
+fn the_duplicate_index_copy_diagnose_names_is_the_one_repair_keeps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut folders = vec![common::fixture("duplicate-index")];
+    for case in manifest()["cases"].as_array().unwrap() {
+        let conv = tmp
+            .path()
+            .join(case["name"].as_str().unwrap())
+            .join(case["conversation"].as_str().unwrap());
+        unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+        common::apply_mtimes(&conv, &case["mtimes"]);
+        folders.push(conv);
+    }
+    let (mut wrong, mut seen) = (Vec::new(), 0);
+    for conv in &folders {
+        let json = |args: &[&str]| -> Value {
+            let (_, out, err) = common::run(args, &[]);
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}\n{out}{err}"))
+        };
+        let d = json(&["diagnose", "--format", "json", s(conv)]);
+        let dups: Vec<&Value> = d["conversations"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["check"] == "duplicate-index")
+            .collect();
+        if dups.is_empty() {
+            continue;
+        }
+        let r = json(&[
+            "repair",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--format",
+            "json",
+            s(conv),
+        ]);
+        let moved: BTreeSet<String> = r["conversations"][0]["planned"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["action"] == "move-to-quarantine" || c["action"] == "renumber")
+            .filter_map(|c| c["file"].as_str()?.strip_prefix("events/"))
+            .map(str::to_string)
+            .collect();
+        for f in dups {
+            seen += 1;
+            let message = f["message"].as_str().unwrap();
+            let copies: Vec<&str> = message
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|n| n.starts_with("event-"))
+                .collect();
+            let Some(kept) = named_survivor(message) else {
+                wrong.push(format!("{}: no survivor named: {message}", conv.display()));
+                continue;
+            };
+            if moved.contains(&kept) {
+                wrong.push(format!(
+                    "{}: diagnose names `{kept}` the survivor, repair moves it\n  {message}",
+                    conv.display()
+                ));
+            }
+            for other in copies.iter().filter(|c| **c != kept) {
+                if !moved.contains(*other) {
+                    wrong.push(format!(
+                        "{}: `{other}` is not the survivor, yet repair leaves it",
+                        conv.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen >= 5, "the cases exercise doubled indices ({seen})");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
