@@ -472,7 +472,11 @@ pub fn undo(w: &mut dyn Write, results: &[(ManifestEntry, Restored)]) -> io::Res
         let path = format!("{}/{}", e.conversation.display(), e.file);
         let line = match r {
             Restored::Restored => format!("restored  {path}"),
+            Restored::Removed => format!("removed   {path} (the repair created it)"),
             Restored::AlreadyOriginal => format!("unchanged {path} (already the original)"),
+            Restored::AlreadyGone => {
+                format!("unchanged {path} (already gone: the repair created it)")
+            }
             Restored::Refused(why) => format!("refused   {path}: {why}"),
         };
         let _ = writeln!(s, "{}", sanitize(&crate::secrets::redact_all(&line)));
