@@ -560,3 +560,66 @@ fn the_duplicate_index_copy_diagnose_names_is_the_one_repair_keeps() {
     assert!(seen >= 5, "the cases exercise doubled indices ({seen})");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The numbers of "agent sees all N events (A + P placeholders … + S
+/// state-sync records)" or "agent sees K of N events (…): …": (N, the
+/// terms in parentheses).
+fn event_counts(verdict: &str) -> (u64, Vec<u64>) {
+    let rest = verdict
+        .split(" of ")
+        .nth(1)
+        .or_else(|| verdict.split("all ").nth(1));
+    let rest = rest.unwrap_or_else(|| panic!("{verdict}"));
+    let total = rest.split(' ').next().unwrap().parse().unwrap();
+    let terms = rest
+        .split_once(" (")
+        .filter(|(head, _)| head.split(' ').count() == 2)
+        .map(|(_, t)| {
+            t.split(" + ")
+                .map(|x| x.split([' ', ')']).next().unwrap().parse().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    (total, terms)
+}
+
+/// Issue 23: "agent sees 2 of 42 events: 40 cut off" became, after the
+/// repair, "agent sees all 52 events" with nothing to say that 1 is the
+/// placeholder of a set-aside event and 9 state-sync records the re-link
+/// brought back (which the events cut off never count). The count now
+/// names them, and its terms add up to the events there were.
+#[test]
+fn event_counts_name_placeholders_and_state_sync_records() {
+    let case = manifest()["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "seed-case-truncated-legacy")
+        .cloned()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let conv = tmp.path().join(case["conversation"].as_str().unwrap());
+    unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+    common::apply_mtimes(&conv, &case["mtimes"]);
+    let (_, out, _) = common::run(&["diagnose", "--format", "json", s(&conv)], &[]);
+    let d: Value = serde_json::from_str(&out).unwrap();
+    let (before, _) = event_counts(d["conversations"][0]["verdict"].as_str().unwrap());
+    let (_, out, _) = common::run(
+        &[
+            "repair",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--format",
+            "json",
+            s(&conv),
+        ],
+        &[],
+    );
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let after = r["conversations"][0]["verdict_after"].as_str().unwrap();
+    let (total, terms) = event_counts(after);
+    assert!(after.contains("placeholder"), "{after}");
+    assert!(after.contains("state-sync record"), "{after}");
+    assert_eq!(terms.iter().sum::<u64>(), total, "{after}");
+    assert_eq!(terms.first(), Some(&before), "{after} (before: {before})");
+}
