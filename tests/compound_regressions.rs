@@ -623,3 +623,76 @@ fn event_counts_name_placeholders_and_state_sync_records() {
     assert_eq!(terms.iter().sum::<u64>(), total, "{after}");
     assert_eq!(terms.first(), Some(&before), "{after} (before: {before})");
 }
+
+/// Issue 23: a conversation's diff was printed above its own header, right
+/// under the previous conversation's verdict; and the closing "would fix"
+/// tally left out the findings those repairs clear as a side effect (a
+/// stale HEAD on a renamed or restored event), which `diagnose` counts as
+/// fixable. Two compound cases in one store, one safe dry run.
+#[test]
+fn diffs_sit_under_their_own_header_and_the_tally_counts_what_is_cleared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let mut convs = Vec::new();
+    for case in manifest()["cases"].as_array().unwrap() {
+        if !["head-lag-deleted-head", "stale-head-one-run"]
+            .contains(&case["name"].as_str().unwrap())
+        {
+            continue;
+        }
+        let id = case["conversation"].as_str().unwrap();
+        let conv = store.join(id);
+        unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+        common::apply_mtimes(&conv, &case["mtimes"]);
+        convs.push(id.to_string());
+    }
+    assert_eq!(convs.len(), 2);
+    let (_, human, err) = common::run(&["repair", "--dry-run", s(&store)], &[]);
+    let mut under: Option<&str> = None;
+    let mut diff_lines = 0;
+    for line in human.lines() {
+        if let Some(c) = convs.iter().find(|c| line.ends_with(c.as_str())) {
+            under = Some(c);
+            continue;
+        }
+        let shown = [
+            "--- a/",
+            "+++ b/",
+            "new file    ",
+            "rename from ",
+            "quarantine  ",
+        ]
+        .iter()
+        .find_map(|p| line.strip_prefix(p));
+        if let Some(path) = shown {
+            diff_lines += 1;
+            let of = convs.iter().find(|c| path.starts_with(c.as_str()));
+            assert!(
+                of.is_some() && of.map(String::as_str) == under,
+                "`{line}` is not under its conversation's header:\n{human}{err}"
+            );
+        }
+    }
+    assert!(diff_lines >= 2, "{human}");
+
+    let (_, out, _) = common::run(&["repair", "--dry-run", "--format", "json", s(&store)], &[]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let cleared: u64 = doc["summary"]["by_check"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n["cleared"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(
+        cleared > 0,
+        "the cases clear findings as a side effect: {out}"
+    );
+    let tally = human
+        .lines()
+        .find(|l| l.starts_with("would fix: "))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert!(
+        tally.contains(&format!("(+{cleared} cleared by those repairs")),
+        "{tally}"
+    );
+}
