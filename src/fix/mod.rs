@@ -328,12 +328,32 @@ pub fn repair_markdown() -> String {
     out
 }
 
+/// Event bytes above which [`fixable`] plans a folder once (safe), not
+/// twice: an unsafe plan can cost many times a safe one (a million unknown
+/// keys dropped one by one), and `diagnose` must not hang on one folder.
+pub const UNSAFE_PLAN_MAX_BYTES: u64 = 8 << 20;
+
+/// The bytes of the event files of the folder (0 when it cannot be listed).
+fn event_bytes(dir: &crate::store::fsread::DirFd) -> u64 {
+    let Ok(names) = dir.list("events") else {
+        return 0;
+    };
+    names
+        .iter()
+        .filter(|(n, _)| n.starts_with("event-"))
+        .filter_map(|(n, _)| dir.lstat(&format!("events/{n}")).ok())
+        .map(|m| m.len)
+        .sum()
+}
+
 /// What `repair` would clear of one conversation's findings, as its
 /// planner decides: the findings a `repair` clears (`safe`), and those only
 /// `repair --unsafe-fixes` clears besides (`unsafe_more`), each as (check,
 /// file) once per finding. Plans (reads the folder again, writes nothing);
 /// the unsafe plan only when the safe one leaves a finding some repair
-/// could address.
+/// could address, and the folder holds at most [`UNSAFE_PLAN_MAX_BYTES`]
+/// of events (above, the findings the safe plan leaves to `--unsafe-fixes`
+/// are those).
 #[derive(Debug, Default)]
 pub struct Fixable {
     pub safe: Vec<(&'static str, String)>,
@@ -364,7 +384,18 @@ pub fn fixable(
     let more_possible = safe.unsafe_pending()
         || (safe.refused.is_none() && selected_repairable(safe.remaining(), selected));
     let mut unsafe_more = Vec::new();
-    if more_possible {
+    if more_possible && event_bytes(dir) > UNSAFE_PLAN_MAX_BYTES {
+        // a second plan of a big folder may cost minutes: what the safe
+        // plan leaves for --unsafe-fixes stands for it
+        for l in safe.left.iter().filter(|l| l.needs_unsafe) {
+            let n = safe
+                .before
+                .findings
+                .iter()
+                .filter(|f| f.check == l.check && f.file == l.file);
+            unsafe_more.extend(n.map(key));
+        }
+    } else if more_possible {
         for k in plan_with(true).cleared().into_iter().map(|(f, _)| key(f)) {
             match rest.iter().position(|r| *r == k) {
                 Some(i) => {
