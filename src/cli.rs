@@ -43,7 +43,11 @@ pub enum Command {
     #[command(after_long_help = EXIT_CODES)]
     Diagnose(DiagnoseArgs),
     /// Repair what can be repaired: safe repairs always, unsafe ones with
-    /// --unsafe-fixes (see the list of repairs below).
+    /// --unsafe-fixes.
+    ///
+    /// Each check's repair (safe, unsafe, or none and why) is listed under
+    /// "Repairs" at the end of `convo-doctor repair --help`, and in the
+    /// REPAIRS section of convo-doctor-repair(1).
     #[command(after_long_help = crate::fix::help_text(REPAIR_EXIT_CODES))]
     Repair(RepairArgs),
     /// Restore the files a repair run changed (unless they changed since).

@@ -464,3 +464,24 @@ fn the_readmes_first_command_shows_the_teaching_fixtures() {
         .unwrap();
     assert!((20..=30).contains(&n), "{n} conversations");
 }
+
+/// Issue 23: `repair`'s description promised "the list of repairs below"
+/// wherever it was shown (`repair -h`, `convo-doctor --help`, the man
+/// pages, the completions), and only `repair --help` had one. Each help
+/// text that points at the list must carry it, or name where it is.
+#[test]
+fn help_points_at_the_list_of_repairs_only_where_it_follows() {
+    let long = cd(&["repair", "--help"]).1;
+    assert!(long.contains("Repairs (safe: always"), "{long}");
+    for args in [&["repair", "-h"][..], &["--help"], &["-h"]] {
+        let (_, out, _) = cd(args);
+        assert!(
+            !out.contains("repairs below") || out.contains("Repairs (safe: always"),
+            "`{}` promises a list that does not follow:\n{out}",
+            args.join(" ")
+        );
+    }
+    let (_, man, _) = cd(&["man", "repair"]);
+    assert!(man.contains("REPAIRS"), "{man}");
+    assert!(!man.contains("repairs below"), "{man}");
+}

@@ -417,3 +417,298 @@ fn every_compound_case_is_repaired_as_recorded_or_better() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Findings a repair dry run's document says it clears: fixed by a change
+/// serving their check (`planned`) or cleared by the others (`cleared`).
+fn planned_to_clear(doc: &Value) -> u64 {
+    doc["summary"]["by_check"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n["planned"].as_u64().unwrap() + n["cleared"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// Issue 23: `diagnose` said "N fixable with `convo-doctor repair`" where a
+/// safe `repair --dry-run` planned nothing (the fixes needed
+/// `--unsafe-fixes`, never named), or said nothing where `--unsafe-fixes`
+/// heals the folder. Its counts now come from repair's own planner: per
+/// folder, `fixable` is what a safe dry run clears and `fixable_unsafe`
+/// what `--unsafe-fixes` clears besides.
+#[test]
+fn diagnose_calls_fixable_what_a_repair_dry_run_plans_to_fix() {
+    let mut wrong = Vec::new();
+    for case in manifest()["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let conv = tmp.path().join(case["conversation"].as_str().unwrap());
+        unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+        common::apply_mtimes(&conv, &case["mtimes"]);
+        let json = |args: &[&str]| -> Value {
+            let (_, out, err) = common::run(args, &[]);
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name}: {e}\n{out}{err}"))
+        };
+        let d = json(&["diagnose", "--format", "json", s(&conv)]);
+        let safe = json(&["repair", "--dry-run", "--format", "json", s(&conv)]);
+        let all = json(&[
+            "repair",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--format",
+            "json",
+            s(&conv),
+        ]);
+        let fixable = d["summary"]["fixable"].as_u64();
+        let more = d["summary"]["fixable_unsafe"].as_u64();
+        let marked = d["conversations"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["fixable"] == true)
+            .count() as u64;
+        let (s_n, a_n) = (planned_to_clear(&safe), planned_to_clear(&all));
+        if fixable != Some(s_n) || marked != s_n || more.map(|m| m + s_n) != Some(a_n) {
+            wrong.push(format!(
+                "{name}: diagnose fixable {fixable:?} (marked {marked}) + {more:?} with --unsafe-fixes; repair --dry-run clears {s_n}, with --unsafe-fixes {a_n}"
+            ));
+        }
+        let (_, human, _) = common::run(&["diagnose", s(&conv)], &[]);
+        if a_n > s_n && !human.contains("--unsafe-fixes") {
+            wrong.push(format!(
+                "{name}: the advice never names --unsafe-fixes:\n{human}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The copy a `duplicate-index` finding says survives: "a repair keeps
+/// `X`" (or the old wording's "the SDK keeps `X`").
+fn named_survivor(message: &str) -> Option<String> {
+    ["a repair keeps `", "the SDK keeps `"]
+        .iter()
+        .find_map(|p| {
+            let rest = &message[message.find(p)? + p.len()..];
+            Some(rest[..rest.find('`')?].to_string())
+        })
+}
+
+/// Issue 23: `diagnose` said the SDK keeps `event-00009-084e…` ("last in
+/// directory order here") while `repair` moved that very file into the
+/// backup because "the SDK reads `event-00009-fc92…`": two rules. Now one
+/// (`duplicate_index::survivors`): for every doubled index of the compound
+/// cases and the teaching fixture, the copy diagnose names is the one an
+/// unsafe repair dry run leaves in place, and every other copy is moved.
+#[test]
+fn the_duplicate_index_copy_diagnose_names_is_the_one_repair_keeps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut folders = vec![common::fixture("duplicate-index")];
+    for case in manifest()["cases"].as_array().unwrap() {
+        let conv = tmp
+            .path()
+            .join(case["name"].as_str().unwrap())
+            .join(case["conversation"].as_str().unwrap());
+        unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+        common::apply_mtimes(&conv, &case["mtimes"]);
+        folders.push(conv);
+    }
+    let (mut wrong, mut seen) = (Vec::new(), 0);
+    for conv in &folders {
+        let json = |args: &[&str]| -> Value {
+            let (_, out, err) = common::run(args, &[]);
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}\n{out}{err}"))
+        };
+        let d = json(&["diagnose", "--format", "json", s(conv)]);
+        let dups: Vec<&Value> = d["conversations"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["check"] == "duplicate-index")
+            .collect();
+        if dups.is_empty() {
+            continue;
+        }
+        let r = json(&[
+            "repair",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--format",
+            "json",
+            s(conv),
+        ]);
+        let moved: BTreeSet<String> = r["conversations"][0]["planned"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["action"] == "move-to-quarantine" || c["action"] == "renumber")
+            .filter_map(|c| c["file"].as_str()?.strip_prefix("events/"))
+            .map(str::to_string)
+            .collect();
+        for f in dups {
+            seen += 1;
+            let message = f["message"].as_str().unwrap();
+            let copies: Vec<&str> = message
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|n| n.starts_with("event-"))
+                .collect();
+            let Some(kept) = named_survivor(message) else {
+                wrong.push(format!("{}: no survivor named: {message}", conv.display()));
+                continue;
+            };
+            if moved.contains(&kept) {
+                wrong.push(format!(
+                    "{}: diagnose names `{kept}` the survivor, repair moves it\n  {message}",
+                    conv.display()
+                ));
+            }
+            for other in copies.iter().filter(|c| **c != kept) {
+                if !moved.contains(*other) {
+                    wrong.push(format!(
+                        "{}: `{other}` is not the survivor, yet repair leaves it",
+                        conv.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen >= 5, "the cases exercise doubled indices ({seen})");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The numbers of "agent sees all N events (A + P placeholders … + S
+/// state-sync records)" or "agent sees K of N events (…): …": (N, the
+/// terms in parentheses).
+fn event_counts(verdict: &str) -> (u64, Vec<u64>) {
+    let rest = verdict
+        .split(" of ")
+        .nth(1)
+        .or_else(|| verdict.split("all ").nth(1));
+    let rest = rest.unwrap_or_else(|| panic!("{verdict}"));
+    let total = rest.split(' ').next().unwrap().parse().unwrap();
+    let terms = rest
+        .split_once(" (")
+        .filter(|(head, _)| head.split(' ').count() == 2)
+        .map(|(_, t)| {
+            t.split(" + ")
+                .map(|x| x.split([' ', ')']).next().unwrap().parse().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    (total, terms)
+}
+
+/// Issue 23: "agent sees 2 of 42 events: 40 cut off" became, after the
+/// repair, "agent sees all 52 events" with nothing to say that 1 is the
+/// placeholder of a set-aside event and 9 state-sync records the re-link
+/// brought back (which the events cut off never count). The count now
+/// names them, and its terms add up to the events there were.
+#[test]
+fn event_counts_name_placeholders_and_state_sync_records() {
+    let case = manifest()["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "seed-case-truncated-legacy")
+        .cloned()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let conv = tmp.path().join(case["conversation"].as_str().unwrap());
+    unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+    common::apply_mtimes(&conv, &case["mtimes"]);
+    let (_, out, _) = common::run(&["diagnose", "--format", "json", s(&conv)], &[]);
+    let d: Value = serde_json::from_str(&out).unwrap();
+    let (before, _) = event_counts(d["conversations"][0]["verdict"].as_str().unwrap());
+    let (_, out, _) = common::run(
+        &[
+            "repair",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--format",
+            "json",
+            s(&conv),
+        ],
+        &[],
+    );
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let after = r["conversations"][0]["verdict_after"].as_str().unwrap();
+    let (total, terms) = event_counts(after);
+    assert!(after.contains("placeholder"), "{after}");
+    assert!(after.contains("state-sync record"), "{after}");
+    assert_eq!(terms.iter().sum::<u64>(), total, "{after}");
+    assert_eq!(terms.first(), Some(&before), "{after} (before: {before})");
+}
+
+/// Issue 23: a conversation's diff was printed above its own header, right
+/// under the previous conversation's verdict; and the closing "would fix"
+/// tally left out the findings those repairs clear as a side effect (a
+/// stale HEAD on a renamed or restored event), which `diagnose` counts as
+/// fixable. Two compound cases in one store, one safe dry run.
+#[test]
+fn diffs_sit_under_their_own_header_and_the_tally_counts_what_is_cleared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let mut convs = Vec::new();
+    for case in manifest()["cases"].as_array().unwrap() {
+        if !["head-lag-deleted-head", "stale-head-one-run"]
+            .contains(&case["name"].as_str().unwrap())
+        {
+            continue;
+        }
+        let id = case["conversation"].as_str().unwrap();
+        let conv = store.join(id);
+        unflatten(&root().join(case["files"].as_str().unwrap()), &conv);
+        common::apply_mtimes(&conv, &case["mtimes"]);
+        convs.push(id.to_string());
+    }
+    assert_eq!(convs.len(), 2);
+    let (_, human, err) = common::run(&["repair", "--dry-run", s(&store)], &[]);
+    let mut under: Option<&str> = None;
+    let mut diff_lines = 0;
+    for line in human.lines() {
+        if let Some(c) = convs.iter().find(|c| line.ends_with(c.as_str())) {
+            under = Some(c);
+            continue;
+        }
+        let shown = [
+            "--- a/",
+            "+++ b/",
+            "new file    ",
+            "rename from ",
+            "quarantine  ",
+        ]
+        .iter()
+        .find_map(|p| line.strip_prefix(p));
+        if let Some(path) = shown {
+            diff_lines += 1;
+            let of = convs.iter().find(|c| path.starts_with(c.as_str()));
+            assert!(
+                of.is_some() && of.map(String::as_str) == under,
+                "`{line}` is not under its conversation's header:\n{human}{err}"
+            );
+        }
+    }
+    assert!(diff_lines >= 2, "{human}");
+
+    let (_, out, _) = common::run(&["repair", "--dry-run", "--format", "json", s(&store)], &[]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let cleared: u64 = doc["summary"]["by_check"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n["cleared"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(
+        cleared > 0,
+        "the cases clear findings as a side effect: {out}"
+    );
+    let tally = human
+        .lines()
+        .find(|l| l.starts_with("would fix: "))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert!(
+        tally.contains(&format!("(+{cleared} cleared by those repairs")),
+        "{tally}"
+    );
+}

@@ -238,3 +238,89 @@ fn undo_restores_modification_times_so_the_evidence_survives() {
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(files(&conv), repaired, "the same repair again");
 }
+
+/// Every run folder under `backups` with its manifest's file count (None:
+/// no manifest, a run `undo` cannot find).
+fn runs(backups: &Path) -> Vec<(String, Option<usize>)> {
+    let Ok(rd) = fs::read_dir(backups) else {
+        return Vec::new();
+    };
+    rd.map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| {
+            let files = fs::read(e.path().join("manifest.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|m| m["files"].as_array().map(Vec::len));
+            (e.file_name().into_string().unwrap(), files)
+        })
+        .collect()
+}
+
+/// Issue 23: a run that failed before its manifest was written (here the
+/// file whose owner a placeholder takes has a second hard link: "no file
+/// to take the owner and mode from") said "nothing was changed", yet left
+/// the SDK lock file it had created in the folder, and a backup folder
+/// with no manifest that `undo` could not find. Now the folder is left
+/// byte for byte and name for name as it was, and no run without a
+/// manifest stays behind.
+#[test]
+fn a_run_that_fails_before_changing_a_file_leaves_the_folder_as_it_was() {
+    let (tmp, store, conv) = fixture_copy("index-gap");
+    let _ = fs::remove_file(conv.join("events/.eventlog.lock"));
+    let like = common::event_at(&conv, 1);
+    fs::hard_link(&like, tmp.path().join("second-link")).unwrap();
+    let before = files(&conv);
+    let backups = tmp.path().join("backups");
+    let (code, out, err) = repair(&store, &backups, &[], Some("20261202T000000Z-4343"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("not applied"), "{out}{err}");
+    assert_eq!(files(&conv), before, "the folder is as it was:\n{out}{err}");
+    for (id, listed) in runs(&backups) {
+        assert!(
+            listed.is_some(),
+            "run {id} has no manifest: undo cannot find it"
+        );
+    }
+}
+
+/// Issue 23: whatever step of a run fails, the run undoes: a failure
+/// injected right after its first change (debug builds' test hook) leaves
+/// a manifest listing every change, and `undo` puts the folder back byte
+/// for byte, the lock file the run created and its journal gone.
+#[test]
+fn a_run_that_fails_after_its_first_change_is_undone_exactly() {
+    let (tmp, store, conv) = fixture_copy("index-gap");
+    let _ = fs::remove_file(conv.join("events/.eventlog.lock"));
+    let before = files(&conv);
+    let backups = tmp.path().join("backups");
+    let args = ["repair", "--backup-dir", s(&backups), s(&store)];
+    let env = [
+        ("CONVO_DOCTOR_RUN_ID", "20261202T000000Z-4344"),
+        ("CONVO_DOCTOR_FAIL_AT", "after-first-change"),
+    ];
+    let (code, out, err) = run(&args, &env);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("a failure injected for a test"), "{out}{err}");
+    assert_ne!(files(&conv), before, "the first change was made");
+    assert_eq!(
+        runs(&backups),
+        vec![("20261202T000000Z-4344".to_string(), Some(3))],
+        "the lock file, the marker taken out and the placeholder"
+    );
+    let (code, out, err) = undo(&backups, "20261202T000000Z-4344");
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(files(&conv), before, "undo restored every name and byte");
+
+    // and a failure injected once everything is checked, before the
+    // manifest lists the changes, changes nothing at all
+    let (tmp, store, conv) = fixture_copy("index-gap");
+    let _ = fs::remove_file(conv.join("events/.eventlog.lock"));
+    let before = files(&conv);
+    let backups = tmp.path().join("backups");
+    let args = ["repair", "--backup-dir", s(&backups), s(&store)];
+    let (code, out, err) = run(&args, &[("CONVO_DOCTOR_FAIL_AT", "before-manifest")]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(files(&conv), before, "{out}{err}");
+    assert_eq!(runs(&backups), vec![], "no run is left: nothing to undo");
+}

@@ -137,7 +137,10 @@ fn schema_is_the_documented_one() {
             );
         }
         for counts in c["by_check"].as_object().unwrap().values() {
-            assert_eq!(keys(counts), set(&["planned", "left", "refused"]));
+            assert_eq!(
+                keys(counts),
+                set(&["planned", "cleared", "left", "refused"])
+            );
         }
     }
     assert!(

@@ -232,3 +232,45 @@ fn a_dry_run_refuses_what_undo_refuses() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("changed since the repair"), "{out}");
 }
+
+/// Issue 23: `undo` printed "restored" for a file the repair created and
+/// removed again, and for the SDK lock file the run made that was already
+/// gone. Each line now says what happened: restored, removed, or already
+/// gone.
+#[test]
+fn undo_says_restored_removed_or_already_gone() {
+    let (tmp, store, conv) = fixture_copy("index-gap");
+    let _ = fs::remove_file(conv.join("events/.eventlog.lock"));
+    let before = files(&conv);
+    let backups = tmp.path().join("backups");
+    let (code, out, err) = repair(&store, &backups, &[], Some("r1"));
+    assert_eq!(code, 0, "{out}{err}");
+    // the lock file the run created, gone before the undo
+    fs::remove_file(conv.join("events/.eventlog.lock")).unwrap();
+    let (code, out, err) = undo(&backups, "r1");
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(files(&conv), before);
+    let line = |file: &str| -> &str {
+        out.lines()
+            .find(|l| l.contains(file))
+            .unwrap_or_else(|| panic!("no line for {file}:\n{out}"))
+    };
+    // the count marker the run took out: back from the backup
+    assert!(
+        line(".eventlog-len-5.marker").starts_with("restored "),
+        "{out}"
+    );
+    // the placeholder the run wrote into the gap: removed
+    let created = line("events/event-00002-");
+    assert!(created.starts_with("removed "), "{out}");
+    let lock = line("events/.eventlog.lock");
+    assert!(
+        lock.starts_with("unchanged ") && lock.contains("already gone"),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("restored")).count(),
+        1,
+        "only the marker was restored:\n{out}"
+    );
+}

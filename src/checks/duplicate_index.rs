@@ -29,7 +29,9 @@ Why it matters
   concurrent writers before 1.8.2 (no lock), an append after a gap.
 
 Repair
-  Keep the file the SDK reads at that index, unless nothing names it while
+  Keep the file the SDK reads at that index (beyond an index gap, the one
+  it will read once the gap is closed: the last in directory order under a
+  name it can open), unless nothing names it while
   exactly one other copy is named (by a child's `parent_id`, an
   observation's `action_id` or the HEAD): the SDK's pick follows the
   directory order, and the named copy is the one the log went on from
@@ -55,35 +57,157 @@ Repair
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let files = &ctx.conv.events.files;
+        let survivors = survivors(ctx);
         for (&idx, positions) in &ctx.index.duplicate_idx {
             let names: Vec<String> = positions
                 .iter()
                 .map(|&p| format!("`{}`", files[p].name))
                 .collect();
-            let kept = &files[*positions.last().unwrap_or(&positions[0])].name;
+            let s = &survivors[&idx];
             out.push(Finding::new(
                 self.id(),
                 Severity::Error,
                 format!("events/{}", files[positions[0]].name),
                 format!(
-                    "{} files hold index {}: {}; the SDK keeps `{kept}` (last in directory order here) and cannot see the others",
+                    "{} files hold index {}: {}; {}; a repair keeps `{}`, {}",
                     positions.len(),
                     ix(idx as usize),
                     names.join(", "),
+                    s.sdk,
+                    files[s.pos].name,
+                    s.why,
                 ),
             ));
         }
     }
 }
 
-/// Keep the file the SDK reads at each doubled index; the others go to the
-/// end of the log (when something still needs them) or into the backup.
-fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
-    use crate::edit::{Action, Safety};
-    use crate::store::ParentRef;
+/// Which copy of a doubled index survives, and why: the one rule the
+/// finding states and the repair follows.
+pub struct Survivor {
+    /// `files` position of the copy kept.
+    pub pos: usize,
+    /// What the SDK makes of the copies, naming the file it reads.
+    pub sdk: String,
+    /// Why `pos` is the copy kept (a phrase following its name).
+    pub why: String,
+}
+
+/// The survivor of each doubled index (`Index::duplicate_idx`): the file
+/// the SDK reads there (its index keeps the copy last in directory order,
+/// and opens the name it rebuilds from that copy's id; when it cannot open
+/// that spelling, or beyond a gap, the last under a name it can open),
+/// unless nothing names that file while exactly one other copy, readable
+/// and under its canonical name, is named (a child's `parent_id`, an
+/// observation's `action_id`, the HEAD): the log went on from that one,
+/// and keeping the other would orphan its children or leave its tool call
+/// unanswered (to run again on resume).
+pub fn survivors(ctx: &Ctx) -> std::collections::BTreeMap<u64, Survivor> {
+    use crate::store::event::{canonical_name, is_canonical_name};
     let files = &ctx.conv.events.files;
-    let read = |pos: usize| ctx.conv.bytes(&format!("events/{}", files[pos].name));
-    // ids something names as its parent (events, and the HEAD)
+    let canonical = |p: usize, idx: u64| is_canonical_name(&files[p].name, idx, &files[p].name_id);
+    let referenced = references(ctx);
+    let mut out = std::collections::BTreeMap::new();
+    for (&idx, positions) in &ctx.index.duplicate_idx {
+        let last = *positions.last().unwrap_or(&positions[0]);
+        let last_canonical = positions.iter().copied().rfind(|&p| canonical(p, idx));
+        let quoted = |p: usize| format!("`{}`", files[p].name);
+        let reads = |p: usize| {
+            format!(
+                "the SDK reads {} (last in directory order here) and cannot see the others",
+                quoted(p)
+            )
+        };
+        let (read, sdk, why) = match ctx.index.by_idx.get(idx as usize) {
+            None => (
+                last_canonical.unwrap_or(last),
+                "they lie beyond the index gap, where the SDK reads none of them".to_string(),
+                "the one the SDK will read once the gap is closed (the last in directory order here under a name it can open)",
+            ),
+            Some(&k) => {
+                // the SDK opens the name it rebuilds from the id its index
+                // keeps: that file, when it is one of them
+                let name = canonical_name(idx, &files[k].name_id);
+                match positions.iter().copied().find(|&p| files[p].name == name) {
+                    Some(p) if p == k => (p, reads(p), "the file the SDK reads"),
+                    Some(p) => (
+                        p,
+                        format!(
+                            "the SDK's index keeps {} (last in directory order here), opens {}, the name it spells from that id, and cannot see the others",
+                            quoted(k),
+                            quoted(p)
+                        ),
+                        "the file the SDK reads",
+                    ),
+                    // the index keeps a spelling whose path the SDK cannot
+                    // open: the canonical one is the real event (the one
+                    // whose id the others name)
+                    None if last_canonical.is_some() && !canonical(k, idx) => (
+                        last_canonical.unwrap_or(k),
+                        format!(
+                            "the SDK's index keeps {} (last in directory order here), a spelling it cannot open, and cannot see the others",
+                            quoted(k)
+                        ),
+                        "the event under the name the SDK spells",
+                    ),
+                    None => {
+                        let by_sdk = &ctx.reader.content(idx as usize).name;
+                        let p = positions
+                            .iter()
+                            .copied()
+                            .find(|&p| &files[p].name == by_sdk)
+                            .unwrap_or(k);
+                        (p, reads(p), "the file the SDK reads")
+                    }
+                }
+            }
+        };
+        let named_others: Vec<usize> = positions
+            .iter()
+            .copied()
+            .filter(|&q| q != read && referenced(&files[q].name_id))
+            .collect();
+        let survivor = match named_others[..] {
+            [q] if !referenced(&files[read].name_id)
+                && files[q].record.is_ok()
+                && canonical(q, idx) =>
+            {
+                Survivor {
+                    pos: q,
+                    sdk,
+                    why: format!(
+                        "the copy the log went on from (an event or the HEAD names it; nothing names {})",
+                        quoted(read)
+                    ),
+                }
+            }
+            _ => Survivor {
+                pos: read,
+                sdk,
+                why: why.to_string(),
+            },
+        };
+        out.insert(idx, survivor);
+    }
+    out
+}
+
+/// Whether an id is named by an event (as its parent, or as the action an
+/// observation answers) or by the HEAD.
+fn references<'a>(ctx: &'a Ctx) -> impl Fn(&str) -> bool + 'a {
+    let (named, answered) = named_ids(ctx);
+    move |id: &str| named.contains(id) || answered.contains(id)
+}
+
+/// The ids something names as its parent (events, and the HEAD), and the
+/// ids an observation names as the action it answers.
+fn named_ids<'a>(
+    ctx: &'a Ctx,
+) -> (
+    std::collections::HashSet<&'a str>,
+    std::collections::HashSet<&'a str>,
+) {
+    let files = &ctx.conv.events.files;
     let mut named: std::collections::HashSet<&str> = files
         .iter()
         .filter_map(|f| f.record.as_ref().ok())
@@ -98,80 +222,28 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     {
         named.insert(leaf);
     }
-    // ids an observation names as the action it answers
-    let answered: std::collections::HashSet<&str> = files
+    let answered = files
         .iter()
         .filter_map(|f| f.record.as_ref().ok())
         .filter_map(|r| r.action_id.as_deref())
         .collect();
-    let referenced = |id: &str| named.contains(id) || answered.contains(id);
+    (named, answered)
+}
+
+/// Keep the file the SDK reads at each doubled index; the others go to the
+/// end of the log (when something still needs them) or into the backup.
+fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::{Action, Safety};
+    use crate::store::ParentRef;
+    let files = &ctx.conv.events.files;
+    let read = |pos: usize| ctx.conv.bytes(&format!("events/{}", files[pos].name));
+    let (named, _) = named_ids(ctx);
+    let survivors = survivors(ctx);
     let mut next = ctx.index.len() as u64;
     let first_new = next;
     for (&idx, positions) in &ctx.index.duplicate_idx {
-        // the file the SDK reads at that index: the one the index keeps,
-        // or the one with the name it rebuilds when that is another
-        // (beyond a gap: the one the SDK will read once the gap is closed,
-        // the canonical spelling first)
-        let canonical = positions.iter().copied().find(|&p| {
-            crate::store::event::is_canonical_name(&files[p].name, idx, &files[p].name_id)
-        });
-        // the SDK opens the name it rebuilds from the id the index keeps:
-        // that file, when it is one of them
-        let opened = ctx.index.by_idx.get(idx as usize).and_then(|&k| {
-            let name = crate::store::event::canonical_name(idx, &files[k].name_id);
-            positions.iter().copied().find(|&p| files[p].name == name)
-        });
-        let kept = match ctx.index.by_idx.get(idx as usize) {
-            _ if opened.is_some() => opened.unwrap_or(positions[0]),
-            // the index keeps a file under another spelling whose path the
-            // SDK cannot open: the canonical one is the real event (the one
-            // whose id the others name)
-            Some(&k)
-                if canonical.is_some()
-                    && !crate::store::event::is_canonical_name(
-                        &files[k].name,
-                        idx,
-                        &files[k].name_id,
-                    ) =>
-            {
-                canonical.unwrap_or(k)
-            }
-            Some(&k) => {
-                let read_by_sdk = &ctx.reader.content(idx as usize).name;
-                positions
-                    .iter()
-                    .copied()
-                    .find(|&p| &files[p].name == read_by_sdk)
-                    .unwrap_or(k)
-            }
-            None => canonical.unwrap_or(*positions.last().unwrap_or(&positions[0])),
-        };
-        // The SDK's pick follows this machine's directory order; when
-        // nothing names it while exactly one other copy, readable and under
-        // its canonical name, is named (a child's parent, an observation's
-        // action, the HEAD), that one is the event the log goes on from:
-        // keeping the other would orphan its children or leave its tool
-        // call unanswered (and run again on resume).
-        let kept = {
-            let named_others: Vec<usize> = positions
-                .iter()
-                .copied()
-                .filter(|&q| q != kept && referenced(&files[q].name_id))
-                .collect();
-            match named_others[..] {
-                [q] if !referenced(&files[kept].name_id)
-                    && files[q].record.is_ok()
-                    && crate::store::event::is_canonical_name(
-                        &files[q].name,
-                        idx,
-                        &files[q].name_id,
-                    ) =>
-                {
-                    q
-                }
-                _ => kept,
-            }
-        };
+        let survivor = &survivors[&idx];
+        let kept = survivor.pos;
         let kept_bytes = read(kept);
         for &q in positions.iter().filter(|&&q| q != kept) {
             let f = &files[q];
@@ -183,10 +255,11 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                     Action::Remove,
                     Safety::Safe,
                     format!(
-                        "move `{}` into the backup: it is byte for byte `{}`, the file the SDK reads at index {}",
+                        "move `{}` into the backup: it is byte for byte `{}`, which keeps index {}, {}",
                         f.name,
                         files[kept].name,
-                        ix(idx as usize)
+                        ix(idx as usize),
+                        survivor.why
                     ),
                 );
                 continue;
@@ -204,10 +277,11 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                     Action::Rename(format!("events/{to}")),
                     Safety::Unsafe,
                     format!(
-                        "move `{}` (invisible: the SDK reads `{}` at index {}) to the end of the log as `{to}`, so the events that name it as their parent find it",
+                        "move `{}` to the end of the log as `{to}`, so the events that name it as their parent find it: `{}` keeps index {}, {}",
                         f.name,
                         files[kept].name,
-                        ix(idx as usize)
+                        ix(idx as usize),
+                        survivor.why
                     ),
                 );
             } else {
@@ -216,10 +290,11 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                     Action::Remove,
                     Safety::Unsafe,
                     format!(
-                        "move `{}` into the backup: the SDK reads `{}` at index {} and cannot see it",
+                        "move `{}` into the backup: `{}` keeps index {}, {}",
                         f.name,
                         files[kept].name,
-                        ix(idx as usize)
+                        ix(idx as usize),
+                        survivor.why
                     ),
                 );
             }

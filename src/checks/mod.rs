@@ -91,11 +91,15 @@ pub struct Finding {
     /// Path relative to the conversation folder (`events/` for the folder).
     pub file: String,
     pub message: String,
-    /// Whether `convo-doctor repair` fixes it without further consent: the
-    /// check declares a safe [`Repair`]. A check may narrow it per finding
-    /// with [`Finding::fixable`]; unsafe repairs (`--unsafe-fixes`) are not
-    /// counted here.
+    /// Whether `convo-doctor repair` fixes it without further consent. A
+    /// check's first guess (its declared [`Repair`] is safe, narrowed per
+    /// finding with [`Finding::fixable`]) guides `repair`'s own reports;
+    /// `diagnose` replaces it with what repair's planner decides
+    /// ([`crate::fix::fixable`]).
     pub fixable: bool,
+    /// Cleared only by `repair --unsafe-fixes` (set by `diagnose` from the
+    /// planner, like `fixable`; never both).
+    pub fixable_unsafe: bool,
 }
 
 impl Finding {
@@ -111,6 +115,7 @@ impl Finding {
             file: file.into(),
             message,
             fixable: find(check).is_some_and(|c| c.repair().applicability == Applicability::Safe),
+            fixable_unsafe: false,
         }
     }
 

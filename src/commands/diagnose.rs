@@ -182,11 +182,13 @@ fn run_scan(
         }
         let display = dir.display().to_string();
         let Some(src) = &sources else {
-            return Scanned::Report(Box::new(if tree {
+            let mut r = if tree {
                 crate::report::analyze_tree(dir, display, &opts)
             } else {
                 analyze(dir, display, &opts)
-            }));
+            };
+            mark_fixable(dir, &mut r, &opts);
+            return Scanned::Report(Box::new(r));
         };
         let a = crate::analysis::Analysis::load(dir, opts.version, &Default::default());
         let mut r = if tree {
@@ -194,6 +196,7 @@ fn run_scan(
         } else {
             crate::report::analyze_ctx(&a.ctx(opts.version_given), display, &opts)
         };
+        mark_fixable(dir, &mut r, &opts);
         src.attach(&a.conv, &mut r, selected);
         Scanned::Report(Box::new(r))
     };
@@ -336,6 +339,31 @@ fn wanted(
         summary.fail(e);
     }
     Some(w)
+}
+
+/// Each finding's `fixable` and `fixable_unsafe` as `repair`'s planner
+/// decides them for this folder (what `repair`, and what only `repair
+/// --unsafe-fixes`, would clear), not as each check guesses: the summary's
+/// advice then names the command that does it. A folder with no finding a
+/// repair addresses is not planned; one that cannot be opened again keeps
+/// no finding fixable.
+fn mark_fixable(dir: &std::path::Path, r: &mut ConversationReport, opts: &Options) {
+    if !crate::fix::selected_repairable(&r.findings, opts.selected) {
+        for f in &mut r.findings {
+            f.fixable = false;
+        }
+        return;
+    }
+    let fixable = match crate::store::fsread::DirFd::open(dir) {
+        Ok(fd) => crate::fix::fixable(
+            &fd,
+            &r.path,
+            opts.version_given.then_some(opts.version),
+            opts.selected,
+        ),
+        Err(_) => Default::default(),
+    };
+    fixable.mark(&mut r.findings);
 }
 
 /// Whether a format shows `--events`' listing.

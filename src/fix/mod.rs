@@ -179,6 +179,50 @@ impl Plan {
         }
     }
 
+    /// The findings before the repair that its result no longer has
+    /// (compared by check and file, a renamed file under its original name,
+    /// as many times as each occurs), each with whether one of the plan's
+    /// changes serves its check (`true`: fixed) or it was cleared as a side
+    /// effect of the others (`false`). Empty when nothing changes. `repair`
+    /// counts fixes from it and `diagnose`'s fixable marks come from it
+    /// ([`fixable`]): one computation for both.
+    pub fn cleared(&self) -> Vec<(&Finding, bool)> {
+        let Some(after) = self.after.as_ref().filter(|_| self.has_changes()) else {
+            return Vec::new();
+        };
+        let served: std::collections::BTreeSet<&str> = self
+            .edits
+            .iter()
+            .flat_map(|e| e.checks.iter())
+            .chain(self.moves.iter().flat_map(|m| m.checks.iter()))
+            .chain(self.creates.iter().flat_map(|c| c.checks.iter()))
+            .copied()
+            .collect();
+        let original = |file: &str| -> String {
+            self.moves
+                .iter()
+                .find(|m| m.to.as_deref() == Some(file))
+                .map(|m| m.rel.clone())
+                .unwrap_or_else(|| file.to_string())
+        };
+        let mut still: std::collections::HashMap<(&str, String), usize> = Default::default();
+        for f in &after.findings {
+            *still.entry((f.check, original(&f.file))).or_default() += 1;
+        }
+        self.before
+            .findings
+            .iter()
+            .filter(|f| match still.get_mut(&(f.check, f.file.clone())) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    false
+                }
+                _ => true,
+            })
+            .map(|f| (f, served.contains(f.check)))
+            .collect()
+    }
+
     /// Findings that remain once the plan is applied (or now, if refused).
     pub fn remaining(&self) -> &[Finding] {
         match (&self.refused, &self.after) {
@@ -282,4 +326,116 @@ pub fn repair_markdown() -> String {
         }
     }
     out
+}
+
+/// Event bytes above which [`fixable`] plans a folder once (safe), not
+/// twice: an unsafe plan can cost many times a safe one (a million unknown
+/// keys dropped one by one), and `diagnose` must not hang on one folder.
+pub const UNSAFE_PLAN_MAX_BYTES: u64 = 8 << 20;
+
+/// The bytes of the event files of the folder (0 when it cannot be listed).
+fn event_bytes(dir: &crate::store::fsread::DirFd) -> u64 {
+    let Ok(names) = dir.list("events") else {
+        return 0;
+    };
+    names
+        .iter()
+        .filter(|(n, _)| n.starts_with("event-"))
+        .filter_map(|(n, _)| dir.lstat(&format!("events/{n}")).ok())
+        .map(|m| m.len)
+        .sum()
+}
+
+/// What `repair` would clear of one conversation's findings, as its
+/// planner decides: the findings a `repair` clears (`safe`), and those only
+/// `repair --unsafe-fixes` clears besides (`unsafe_more`), each as (check,
+/// file) once per finding. Plans (reads the folder again, writes nothing);
+/// the unsafe plan only when the safe one leaves a finding some repair
+/// could address, and the folder holds at most [`UNSAFE_PLAN_MAX_BYTES`]
+/// of events (above, the findings the safe plan leaves to `--unsafe-fixes`
+/// are those).
+#[derive(Debug, Default)]
+pub struct Fixable {
+    pub safe: Vec<(&'static str, String)>,
+    pub unsafe_more: Vec<(&'static str, String)>,
+}
+
+pub fn fixable(
+    dir: &crate::store::fsread::DirFd,
+    display: &str,
+    server_version: Option<Version>,
+    selected: &dyn Fn(&str) -> bool,
+) -> Fixable {
+    let key = |f: &Finding| (f.check, f.file.clone());
+    let plan_with = |unsafe_fixes| {
+        plan(
+            dir,
+            display.to_string(),
+            &RepairOptions {
+                server_version,
+                selected,
+                unsafe_fixes,
+            },
+        )
+    };
+    let safe = plan_with(false);
+    let cleared: Vec<_> = safe.cleared().into_iter().map(|(f, _)| key(f)).collect();
+    let mut rest = cleared.clone();
+    let more_possible = safe.unsafe_pending()
+        || (safe.refused.is_none() && selected_repairable(safe.remaining(), selected));
+    let mut unsafe_more = Vec::new();
+    if more_possible && event_bytes(dir) > UNSAFE_PLAN_MAX_BYTES {
+        // a second plan of a big folder may cost minutes: what the safe
+        // plan leaves for --unsafe-fixes stands for it
+        for l in safe.left.iter().filter(|l| l.needs_unsafe) {
+            let n = safe
+                .before
+                .findings
+                .iter()
+                .filter(|f| f.check == l.check && f.file == l.file);
+            unsafe_more.extend(n.map(key));
+        }
+    } else if more_possible {
+        for k in plan_with(true).cleared().into_iter().map(|(f, _)| key(f)) {
+            match rest.iter().position(|r| *r == k) {
+                Some(i) => {
+                    rest.swap_remove(i);
+                }
+                None => unsafe_more.push(k),
+            }
+        }
+    }
+    Fixable {
+        safe: cleared,
+        unsafe_more,
+    }
+}
+
+impl Fixable {
+    /// Mark `findings` (a report of the same folder) with it: `fixable` on
+    /// each that `repair` clears, `fixable_unsafe` on each that only
+    /// `repair --unsafe-fixes` clears (as many of each (check, file) as
+    /// the plans clear).
+    pub fn mark(&self, findings: &mut [Finding]) {
+        let mut safe = self.safe.clone();
+        let mut more = self.unsafe_more.clone();
+        let take = |from: &mut Vec<(&'static str, String)>, f: &Finding| {
+            from.iter()
+                .position(|(c, file)| *c == f.check && *file == f.file)
+                .map(|i| from.swap_remove(i))
+                .is_some()
+        };
+        for f in findings {
+            f.fixable = take(&mut safe, f);
+            f.fixable_unsafe = !f.fixable && take(&mut more, f);
+        }
+    }
+}
+
+/// Whether any of `findings` is of a selected check whose repair has a
+/// planner: otherwise no plan can clear anything, and none is made.
+pub fn selected_repairable(findings: &[Finding], selected: &dyn Fn(&str) -> bool) -> bool {
+    findings.iter().any(|f| {
+        selected(f.check) && checks::find(f.check).is_some_and(|c| c.repair().planner.is_some())
+    })
 }

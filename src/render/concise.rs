@@ -22,7 +22,9 @@ impl Renderer for Concise {
                 f.severity.as_str(),
                 f.check,
                 clean(&f.message),
-                if f.fixable { " [fixable]" } else { "" }
+                super::fixable_tag(f)
+                    .map(|t| format!(" {t}"))
+                    .unwrap_or_default()
             ));
         }
         // A conversation the SDK cannot load is never silent, even when the
@@ -51,11 +53,9 @@ impl Renderer for Concise {
             t.push_str(&format!(", {} cannot load", s.cannot_load));
         }
         t.push('\n');
-        if s.fixable > 0 {
-            t.push_str(&format!(
-                "{} fixable with `convo-doctor repair`\n",
-                s.fixable
-            ));
+        if let Some(advice) = super::fixable_advice(s) {
+            t.push_str(&advice);
+            t.push('\n');
         }
         if s.errors > 0 {
             t.push_str(&s.errors_line());

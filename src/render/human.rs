@@ -234,7 +234,7 @@ impl Renderer for Human {
                 clean(r, &super::location(&r.path, &f.file)),
             );
             let message = clean(r, &f.message);
-            let fix = f.fixable.then(|| self.faint("[fixable]"));
+            let fix = super::fixable_tag(f).map(|t| self.faint(t));
             let words = message.split(' ').map(str::to_string).chain(fix);
             let _ = writeln!(s, "{}", wrap(&head, words, 4, width));
         }
@@ -333,11 +333,7 @@ impl Renderer for Human {
                 .map(|(i, (c, k))| format!("{c} ×{k}{}", if i < last { "," } else { "" }));
             let _ = writeln!(t, "{}", wrap("findings:", list, 2, width));
         }
-        if s.fixable > 0 {
-            let text = format!(
-                "{} fixable with `convo-doctor repair` (`repair --dry-run` shows the diff)",
-                s.fixable
-            );
+        if let Some(text) = super::fixable_advice(s) {
             line(&mut t, &text);
         }
         if s.conversations > 1 && !s.worst.is_empty() {

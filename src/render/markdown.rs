@@ -194,6 +194,13 @@ impl Renderer for Markdown {
             s.events_orphaned
         );
         let _ = writeln!(t, "- {} fixable with `convo-doctor repair`", s.fixable);
+        if s.fixable_unsafe > 0 {
+            let _ = writeln!(
+                t,
+                "- {} more fixable with `convo-doctor repair --unsafe-fixes`",
+                s.fixable_unsafe
+            );
+        }
         if !s.by_check.is_empty() {
             let mut checks: Vec<(&&str, &usize)> = s.by_check.iter().collect();
             checks.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -296,7 +303,13 @@ fn section(s: &mut String, r: &ConversationReport) {
                 f.check,
                 clean(r, &f.file),
                 clean(r, &f.message),
-                if f.fixable { "yes" } else { "no" }
+                if f.fixable {
+                    "yes"
+                } else if f.fixable_unsafe {
+                    "with --unsafe-fixes"
+                } else {
+                    "no"
+                }
             );
         }
         if r.findings.len() > MAX_FINDINGS {

@@ -95,8 +95,11 @@ pub struct Summary {
     pub events_orphaned: usize,
     pub findings: BTreeMap<&'static str, usize>,
     pub by_check: BTreeMap<&'static str, usize>,
-    /// Findings `convo-doctor repair` can fix (each finding's `fixable`).
+    /// Findings `convo-doctor repair` fixes (each finding's `fixable`).
     pub fixable: usize,
+    /// Findings only `convo-doctor repair --unsafe-fixes` fixes (each
+    /// finding's `fixable_unsafe`).
+    pub fixable_unsafe: usize,
     /// Findings per (check id, severity) (Prometheus output only).
     #[serde(skip)]
     pub by_check_severity: BTreeMap<(&'static str, Severity), usize>,
@@ -152,6 +155,36 @@ impl ScanInfo {
         if self.error_messages.len() < ERRORS_LISTED {
             self.error_messages.push(crate::secrets::redact_all(&msg));
         }
+    }
+}
+
+/// What the summary advises of the fixable findings, naming the command
+/// for each kind (as ruff's "N fixable with the `--fix` option (M hidden
+/// fixes can be enabled with the `--unsafe-fixes` option)"); `None` when
+/// nothing is fixable.
+pub fn fixable_advice(s: &Summary) -> Option<String> {
+    match (s.fixable, s.fixable_unsafe) {
+        (0, 0) => None,
+        (0, m) => Some(format!(
+            "{m} fixable with `convo-doctor repair --unsafe-fixes` (`repair --dry-run --unsafe-fixes` shows the diff)"
+        )),
+        (n, 0) => Some(format!(
+            "{n} fixable with `convo-doctor repair` (`repair --dry-run` shows the diff)"
+        )),
+        (n, m) => Some(format!(
+            "{n} fixable with `convo-doctor repair`; {m} more with `--unsafe-fixes` (`repair --dry-run` shows the diff)"
+        )),
+    }
+}
+
+/// A finding's mark: what fixes it, if anything does.
+pub fn fixable_tag(f: &crate::checks::Finding) -> Option<&'static str> {
+    if f.fixable {
+        Some("[fixable]")
+    } else if f.fixable_unsafe {
+        Some("[fixable with --unsafe-fixes]")
+    } else {
+        None
     }
 }
 
@@ -230,6 +263,7 @@ impl Summary {
             *self.findings.entry(f.severity.as_str()).or_default() += 1;
             *self.by_check.entry(f.check).or_default() += 1;
             self.fixable += usize::from(f.fixable);
+            self.fixable_unsafe += usize::from(f.fixable_unsafe);
             *self
                 .by_check_severity
                 .entry((f.check, f.severity))

@@ -94,6 +94,12 @@ impl Renderer for Prometheus {
         );
         metric(
             &mut t,
+            "convo_doctor_findings_fixable_unsafe",
+            "Findings only `convo-doctor repair --unsafe-fixes` can fix.",
+            s.fixable_unsafe,
+        );
+        metric(
+            &mut t,
             "convo_doctor_events_on_disk",
             "Event files of the scanned conversations.",
             s.events_on_disk,

@@ -1,5 +1,5 @@
-//! Output of `repair` and `undo`: unified diffs, then what was (or would be)
-//! fixed, what is left and why.
+//! Output of `repair` and `undo`: per conversation its header, the unified
+//! diffs, then what was (or would be) fixed, what is left and why.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -210,6 +210,17 @@ pub fn plan(
 ) -> io::Result<()> {
     let mut s = String::new();
     let changing = p.has_changes() && !matches!(applied, Some(Err(_)));
+    let failed = matches!(applied, Some(Err(_)));
+    if !changing && !failed && p.left.is_empty() && p.notes.is_empty() && p.refused.is_none() {
+        return Ok(()); // nothing to say about a healthy conversation
+    }
+    let head = if color {
+        sanitize(&p.display).bold().to_string()
+    } else {
+        sanitize(&p.display)
+    };
+    let _ = writeln!(s, "{head}");
+    // the diffs under their own conversation's header
     if changing && diffs {
         for e in &p.edits {
             let shown = if prefix.is_empty() {
@@ -256,16 +267,6 @@ pub fn plan(
             }
         }
     }
-    let failed = matches!(applied, Some(Err(_)));
-    if !changing && !failed && p.left.is_empty() && p.notes.is_empty() && p.refused.is_none() {
-        return Ok(()); // nothing to say about a healthy conversation
-    }
-    let head = if color {
-        sanitize(&p.display).bold().to_string()
-    } else {
-        sanitize(&p.display)
-    };
-    let _ = writeln!(s, "{head}");
     let verb = if dry_run { "would fix" } else { "fixed" };
     if let Some(Err(why)) = applied {
         let _ = writeln!(s, "  not applied: {}", sanitize(why));
@@ -409,12 +410,25 @@ pub fn finish(w: &mut dyn Write, sum: &json::Summary) -> io::Result<()> {
             ))
         };
     }
+    // what the changes serve, then what they clear besides (a HEAD
+    // pointing at a renamed event): diagnose's fixable counts both
     let fixed = by_count(sum.by_check.iter().map(|(c, n)| (*c, n.fixed(), "")));
-    if !fixed.is_empty() {
+    let cleared_n: usize = sum.by_check.values().map(|n| n.cleared).sum();
+    let cleared = by_count(sum.by_check.iter().map(|(c, n)| (*c, n.cleared, "")));
+    let also = match cleared_n {
+        0 => String::new(),
+        n => format!(" (+{n} cleared by those repairs: {cleared})"),
+    };
+    if !fixed.is_empty() || cleared_n > 0 {
         let _ = writeln!(
             s,
-            "{}: {fixed}",
-            if dry_run { "would fix" } else { "fixed" }
+            "{}: {}{also}",
+            if dry_run { "would fix" } else { "fixed" },
+            if fixed.is_empty() {
+                "nothing itself"
+            } else {
+                fixed.as_str()
+            }
         );
     }
     let conversations_with = |n: usize, what: &str, checks: &BTreeMap<&str, usize>| {
@@ -472,7 +486,11 @@ pub fn undo(w: &mut dyn Write, results: &[(ManifestEntry, Restored)]) -> io::Res
         let path = format!("{}/{}", e.conversation.display(), e.file);
         let line = match r {
             Restored::Restored => format!("restored  {path}"),
+            Restored::Removed => format!("removed   {path} (the repair created it)"),
             Restored::AlreadyOriginal => format!("unchanged {path} (already the original)"),
+            Restored::AlreadyGone => {
+                format!("unchanged {path} (already gone: the repair created it)")
+            }
             Restored::Refused(why) => format!("refused   {path}: {why}"),
         };
         let _ = writeln!(s, "{}", sanitize(&crate::secrets::redact_all(&line)));

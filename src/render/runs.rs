@@ -301,6 +301,9 @@ pub fn undo_dry_run(w: &mut dyn Write, decided: &[(ManifestEntry, Decision)]) ->
     for (e, d) in decided {
         let path = format!("{}/{}", e.conversation.display(), e.file);
         let line = match d {
+            Decision::Original if e.created => {
+                format!("unchanged     {path} (already gone: the repair created it)")
+            }
             Decision::Original => format!("unchanged     {path} (already the original)"),
             Decision::Restore(step) => {
                 restore += 1;

@@ -266,11 +266,13 @@ fn verdict(
     }
     let seen = ev.agent_view.unwrap_or(0);
     let total = seen + ev.orphaned;
+    let counted = format!(
+        "{}{}",
+        plural(total, "event", "events"),
+        not_its_own(ctx, total)
+    );
     if ev.orphaned == 0 {
-        return format!(
-            "agent sees all {}{gap_note}",
-            plural(total, "event", "events")
-        );
+        return format!("agent sees all {counted}{gap_note}");
     }
     let lagging: Vec<usize> = checks::head_lag::find(ctx)
         .map(|l| l.events.clone())
@@ -324,10 +326,40 @@ fn verdict(
         parts.push(format!("{detached} detached from the agent's branch"));
     }
     format!(
-        "agent sees {seen} of {}: {}{gap_note}",
-        plural(total, "event", "events"),
+        "agent sees {seen} of {counted}: {}{gap_note}",
         parts.join(", ")
     )
+}
+
+/// The events of the agent's branch that are not the conversation's own,
+/// named so that counts add up across a repair (a set-aside event's
+/// placeholder, state-sync records a re-link brings back, which the
+/// events cut off never count): " (42 + 1 placeholder … + 9 state-sync
+/// records)" of `total`, or nothing.
+fn not_its_own(ctx: &Ctx, total: usize) -> String {
+    let Ok(branch) = &ctx.views.agent else {
+        return String::new();
+    };
+    let (mut placeholders, mut syncs) = (0, 0);
+    for rec in branch.iter().filter_map(|&i| ctx.reader.record(i)) {
+        placeholders += usize::from(rec.placeholder);
+        syncs += usize::from(rec.is_state_update());
+    }
+    if placeholders + syncs == 0 {
+        return String::new();
+    }
+    let mut parts = vec![total.saturating_sub(placeholders + syncs).to_string()];
+    if placeholders > 0 {
+        parts.push(plural(
+            placeholders,
+            "placeholder for a set-aside or missing event",
+            "placeholders for set-aside or missing events",
+        ));
+    }
+    if syncs > 0 {
+        parts.push(plural(syncs, "state-sync record", "state-sync records"));
+    }
+    format!(" ({})", parts.join(" + "))
 }
 
 fn rows(ctx: &Ctx) -> Vec<EventRow> {

@@ -220,10 +220,13 @@ impl Run {
         })
     }
 
-    /// Remove the run folder if no file was backed up in it (every repair
-    /// of the run was refused): an empty folder only hides real runs.
+    /// Remove the run folder if its manifest lists no file (every repair
+    /// of the run was refused, or failed before changing anything): an
+    /// empty run only hides real ones. Its manifest, saved before a repair
+    /// that then failed, goes with it; anything else keeps the folder.
     pub fn discard_if_empty(&self) {
         if self.manifest.files.is_empty() {
+            let _ = rustix::fs::unlinkat(&self.fd, "manifest.json", rustix::fs::AtFlags::empty());
             let _ = std::fs::remove_dir(&self.dir);
         }
     }

@@ -166,6 +166,18 @@ fn crash_point(point: &str) {
     }
 }
 
+/// `CONVO_DOCTOR_FAIL_AT=<point>` (debug builds only) makes applying a plan
+/// fail at that point (`before-manifest`: every check made, before the
+/// manifest lists the changes; `after-first-change`: right after the first
+/// change is made and verified), as an I/O error there would, so tests can
+/// prove a failed run leaves the folder as it was or a run `undo` restores.
+pub(super) fn fail_point(point: &str) -> Result<(), String> {
+    match test_hook("CONVO_DOCTOR_FAIL_AT") {
+        Some(p) if p == point => Err(format!("a failure injected for a test ({point})")),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::decide::repairable_file;

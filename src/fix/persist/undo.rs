@@ -15,8 +15,15 @@ use crate::store::conversation::REPAIR_JOURNAL;
 /// What `undo` did with one file.
 #[derive(Debug)]
 pub enum Restored {
+    /// Its original bytes, name or both are back.
     Restored,
+    /// A file the repair created (or the SDK's lock file it made) was
+    /// removed.
+    Removed,
+    /// It already was the original.
     AlreadyOriginal,
+    /// A file the repair created was already gone.
+    AlreadyGone,
     Refused(String),
 }
 
@@ -125,15 +132,23 @@ fn undo_conversation(
         for (i, d) in decided {
             let e = &files[i];
             results[i] = Some(match d {
+                Decision::Original if e.created => Restored::AlreadyGone,
                 Decision::Original => Restored::AlreadyOriginal,
                 Decision::Refuse(why) => Restored::Refused(why),
-                Decision::Restore(step) => match act(run, e, &conv, step) {
-                    Ok(()) => {
-                        crash_point("undo-after-restore");
-                        Restored::Restored
+                Decision::Restore(step) => {
+                    let removal = matches!(step, Step::Remove);
+                    match act(run, e, &conv, step) {
+                        Ok(()) => {
+                            crash_point("undo-after-restore");
+                            if removal {
+                                Restored::Removed
+                            } else {
+                                Restored::Restored
+                            }
+                        }
+                        Err(why) => Restored::Refused(why),
                     }
-                    Err(why) => Restored::Refused(why),
-                },
+                }
             });
         }
         // every file back as it was: no longer half-repaired (or
@@ -144,10 +159,16 @@ fn undo_conversation(
         if all_back {
             clear_interrupted(&conv, &manifest.run_id);
         }
+        // the lock file was already gone when undo took the locks (which
+        // made it again to take them): removing it now is no change of undo's
+        let lock_was_gone = locks.created_lock;
         drop(locks);
         for &i in &locks_at {
             results[i] = Some(if all_back {
-                remove_created_lock(&conv)
+                match remove_created_lock(&conv) {
+                    Restored::Removed if lock_was_gone => Restored::AlreadyGone,
+                    r => r,
+                }
             } else {
                 Restored::Refused("kept: other files of the conversation were not restored".into())
             });
@@ -196,12 +217,12 @@ fn write_undo_journal(
 pub(super) fn remove_created_lock(conv: &OwnedFd) -> Restored {
     let events = match open_dir_at(conv, "events") {
         Ok(fd) => fd,
-        Err(_) => return Restored::AlreadyOriginal,
+        Err(_) => return Restored::AlreadyGone,
     };
     let name = ".eventlog.lock";
     let fd = match rfs::openat(&events, name, LOCK_OPEN, Mode::empty()) {
         Ok(fd) => fd,
-        Err(e) if e == rustix::io::Errno::NOENT => return Restored::AlreadyOriginal,
+        Err(e) if e == rustix::io::Errno::NOENT => return Restored::AlreadyGone,
         Err(e) => return Restored::Refused(format!("cannot open it: {e}")),
     };
     let fd = match take_lock(fd, EVENT_LOCK) {
@@ -218,7 +239,7 @@ pub(super) fn remove_created_lock(conv: &OwnedFd) -> Restored {
         }
     }
     match rfs::unlinkat(&events, name, AtFlags::empty()).and_then(|_| rfs::fsync(&events)) {
-        Ok(()) => Restored::Restored,
+        Ok(()) => Restored::Removed,
         Err(err) => Restored::Refused(format!("cannot remove it: {err}")),
     }
 }

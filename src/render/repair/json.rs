@@ -6,12 +6,12 @@
 //! Nothing here carries event content: a change is named by its file, its
 //! action and the sentence the human output prints, never by its bytes.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::checks::{self, Applicability, Finding, Severity};
+use crate::checks::{self, Applicability, Severity};
 use crate::fix::{LeftReason, Plan};
 use crate::render::json::json_safe;
 
@@ -60,13 +60,16 @@ pub struct RefusedFinding {
 }
 
 /// Per check: findings fixed (`planned` on a dry run, `applied` otherwise),
-/// left and refused.
+/// cleared as a side effect of other checks' repairs, left and refused.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Counts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planned: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub applied: Option<usize>,
+    /// Findings of this check that no change serves but that the run's
+    /// changes clear all the same (would clear, on a dry run).
+    pub cleared: usize,
     pub left: usize,
     pub refused: usize,
 }
@@ -76,6 +79,7 @@ impl Counts {
         Counts {
             planned: dry_run.then_some(0),
             applied: (!dry_run).then_some(0),
+            cleared: 0,
             left: 0,
             refused: 0,
         }
@@ -97,6 +101,7 @@ impl Counts {
 
     fn add(&mut self, o: &Counts) {
         self.add_fixed(o.fixed());
+        self.cleared += o.cleared;
         self.left += o.left;
         self.refused += o.refused;
     }
@@ -186,46 +191,6 @@ pub fn changes(p: &Plan) -> Vec<Change> {
     out
 }
 
-/// The findings before the repair that the planned result no longer has,
-/// among the checks the plan's changes serve (compared by check and file,
-/// a renamed file under its original name).
-pub fn fixed(p: &Plan) -> Vec<&Finding> {
-    let Some(after) = &p.after else {
-        return Vec::new();
-    };
-    let served: BTreeSet<&str> = p
-        .edits
-        .iter()
-        .flat_map(|e| e.checks.iter())
-        .chain(p.moves.iter().flat_map(|m| m.checks.iter()))
-        .chain(p.creates.iter().flat_map(|c| c.checks.iter()))
-        .copied()
-        .collect();
-    let original = |file: &str| -> String {
-        p.moves
-            .iter()
-            .find(|m| m.to.as_deref() == Some(file))
-            .map(|m| m.rel.clone())
-            .unwrap_or_else(|| file.to_string())
-    };
-    let mut still: HashMap<(&str, String), usize> = HashMap::new();
-    for f in after.findings.iter().filter(|f| served.contains(f.check)) {
-        *still.entry((f.check, original(&f.file))).or_default() += 1;
-    }
-    p.before
-        .findings
-        .iter()
-        .filter(|f| served.contains(f.check))
-        .filter(|f| match still.get_mut(&(f.check, f.file.clone())) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                false
-            }
-            _ => true,
-        })
-        .collect()
-}
-
 fn severity_of(p: &Plan, check: &str, file: &str) -> Option<Severity> {
     p.before
         .findings
@@ -263,12 +228,16 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
     let mut refused = Vec::new();
     if changing {
         changes_list = changes(p);
-        for f in fixed(p) {
-            bump(f.check, &|c| c.add_fixed(1));
+        for (f, served) in p.cleared() {
+            if served {
+                bump(f.check, &|c| c.add_fixed(1));
+            } else {
+                bump(f.check, &|c| c.cleared += 1);
+            }
         }
     } else if let Some(why) = &failed {
-        // nothing was changed: the findings the plan would have fixed stay
-        for f in fixed(p) {
+        // nothing was changed: the findings the plan would have cleared stay
+        for (f, _) in p.cleared() {
             bump(f.check, &|c| c.refused += 1);
             refused.push(RefusedFinding {
                 check: f.check,
