@@ -121,6 +121,13 @@ pub struct RepairArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
+    /// Only this conversation (repeatable): its folder among the PATHs, by
+    /// the id its folder is named after, as the UI's URL shows it, dashed,
+    /// or the start of either; one that names no folder, or several, is an
+    /// error naming it (exit 2) and nothing is repaired.
+    #[arg(long = "id", value_name = "ID", value_parser = crate::batch::ids::parse)]
+    pub ids: Vec<crate::batch::ids::IdArg>,
+
     /// Accept a PATH that holds no conversation (by default an error, exit
     /// 2, as for `diagnose`).
     #[arg(long)]

@@ -243,3 +243,52 @@ fn undo_list_as_json() {
     // --format belongs to --list
     assert_eq!(run(&["undo", "--format", "json", "run-1"], &[]).0, 2);
 }
+
+/// Issue 24: `repair --id` repairs only the folder named after that id
+/// (dashed, dashless or the start of it); an id that names no folder is an
+/// error and nothing is repaired.
+#[test]
+fn repair_id_repairs_only_that_conversation() {
+    let (_tmp, store) = store();
+    let id_of = |fixture: &str| {
+        fs::read_dir(common::fixture(fixture))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.len() == 32)
+            .unwrap()
+    };
+    let (target, other) = (id_of("false-root"), id_of("index-gap"));
+    let dashed = format!(
+        "{}-{}-{}-{}-{}",
+        &target[..8],
+        &target[8..12],
+        &target[12..16],
+        &target[16..20],
+        &target[20..]
+    );
+    let backups = store.parent().unwrap().join("backups");
+    let before_other = common::files(&store.join(&other));
+    let (code, out, err) = common::repair(
+        &store,
+        &backups,
+        &["--id", &dashed, "--format", "json"],
+        None,
+    );
+    assert!(code < 2, "{err}");
+    let doc = json(&out);
+    let repaired: Vec<&str> = doc["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(repaired.len(), 1, "{repaired:?}");
+    assert!(repaired[0].ends_with(&target), "{repaired:?}");
+    assert_eq!(common::files(&store.join(&other)), before_other);
+    // an id that names no folder: exit 2, nothing touched
+    let before = common::files(&store);
+    let (code, _, err) = common::repair(&store, &backups, &["--id", "ffffffff"], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ffffffff"), "{err}");
+    assert_eq!(common::files(&store), before);
+}

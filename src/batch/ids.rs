@@ -117,6 +117,14 @@ impl Wanted {
     }
 }
 
+/// A folder's conversation id, by its name (the agent-server names each
+/// `<conversations>/<id hex>`).
+pub fn folder_hex(dir: &std::path::Path) -> Option<String> {
+    dir.file_name()?
+        .to_str()
+        .and_then(crate::appserver::uuid_hex)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -147,12 +147,15 @@ fn run_scan(
     let mut wanted = wanted(args, &list, sources.as_ref(), summary);
     let every_id = wanted.is_none();
     if let Some(w) = &wanted {
-        list.retain(|d| folder_hex(d).is_none_or(|h| w.contains(&h)));
+        list.retain(|d| crate::batch::ids::folder_hex(d).is_none_or(|h| w.contains(&h)));
     }
     // The app server's conversations no folder carries, in the same shards.
     let records: Vec<String> = match &sources {
         Some(src) => {
-            let folder_ids = list.iter().filter_map(|d| folder_hex(d)).collect();
+            let folder_ids = list
+                .iter()
+                .filter_map(|d| crate::batch::ids::folder_hex(d))
+                .collect();
             let mut ids = src.record_ids(&folder_ids);
             if let Some(shard) = args.shard {
                 ids.retain(|id| shard.contains(std::path::Path::new(id)));
@@ -229,7 +232,7 @@ fn run_scan(
         progress.done(report.events.on_disk);
         if let Some(w) = &mut wanted {
             // a folder by its name, else by the id it carries
-            let id = list.get(i).and_then(|d| folder_hex(d));
+            let id = list.get(i).and_then(|d| crate::batch::ids::folder_hex(d));
             if !w.take(id.as_deref().unwrap_or(&report.id)) {
                 return true;
             }
@@ -310,14 +313,6 @@ fn run_scan(
     Ok(Ran::Scanned(status))
 }
 
-/// A folder's conversation id, by its name (the agent-server names each
-/// `<conversations>/<id hex>`).
-fn folder_hex(dir: &std::path::Path) -> Option<String> {
-    dir.file_name()?
-        .to_str()
-        .and_then(crate::appserver::uuid_hex)
-}
-
 /// `--id`, resolved against the ids known before the scan: the folders'
 /// names, the app server's rows and copies. Errors are scan errors.
 fn wanted(
@@ -329,8 +324,10 @@ fn wanted(
     if args.ids.is_empty() {
         return None;
     }
-    let mut known: std::collections::BTreeSet<String> =
-        list.iter().filter_map(|d| folder_hex(d)).collect();
+    let mut known: std::collections::BTreeSet<String> = list
+        .iter()
+        .filter_map(|d| crate::batch::ids::folder_hex(d))
+        .collect();
     if let Some(src) = sources {
         known.extend(src.record_ids(&Default::default()));
     }

@@ -145,6 +145,19 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         list.retain(|(dir, _)| shard.contains(dir));
         summary.scan.shard = Some(shard.to_string());
     }
+    // --id: the folders named after those ids; one that names none, or
+    // several, is an error and nothing is repaired
+    if !args.ids.is_empty() {
+        use crate::batch::ids::{folder_hex, Wanted};
+        let known = list.iter().filter_map(|(d, _)| folder_hex(d)).collect();
+        let (mut wanted, errors) = Wanted::resolve(&args.ids, &known);
+        let refused = !errors.is_empty();
+        for e in errors {
+            summary.scan.error(e);
+            status = ExitStatus::Error;
+        }
+        list.retain(|(d, _)| !refused && folder_hex(d).is_some_and(|h| wanted.take(&h)));
+    }
     // --diff-format patch: the patch alone on stdout, the rest on stderr
     let patch = args.dry_run && args.diff_format == DiffFormat::Patch;
     // Conversations are read and planned on the pool, ahead of their turn;
