@@ -137,7 +137,8 @@ pub struct Plan {
     pub after: Option<ConversationReport>,
     pub redactor: Redactor,
     /// Files whose planned change is an unsafe repair although their check
-    /// declares a safe one (a probable false root, with `--unsafe-fixes`).
+    /// declares a safe one (a probable false root, with `--unsafe-fixes`),
+    /// sorted.
     pub unsafe_made: Vec<String>,
     /// How many passes changed something (0: nothing to do).
     pub passes: usize,

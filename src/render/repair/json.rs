@@ -137,7 +137,12 @@ fn applicability(p: &Plan, checks: &[&'static str], file: &str) -> &'static str 
     let unsafe_check = checks.iter().any(|c| {
         checks::find(c).is_some_and(|k| k.repair().applicability == Applicability::Unsafe)
     });
-    if unsafe_check || p.unsafe_made.iter().any(|f| f == file) {
+    // (`unsafe_made` is sorted: the engine lists it from a sorted map)
+    if unsafe_check
+        || p.unsafe_made
+            .binary_search_by(|f| f.as_str().cmp(file))
+            .is_ok()
+    {
         "unsafe"
     } else {
         "safe"
@@ -201,13 +206,13 @@ pub fn fixed(p: &Plan) -> Vec<&Finding> {
         .chain(p.creates.iter().flat_map(|c| c.checks.iter()))
         .copied()
         .collect();
-    let original = |file: &str| -> String {
-        p.moves
-            .iter()
-            .find(|m| m.to.as_deref() == Some(file))
-            .map(|m| m.rel.clone())
-            .unwrap_or_else(|| file.to_string())
-    };
+    let renamed_from: HashMap<&str, &str> = p
+        .moves
+        .iter()
+        .rev() // the first move to a name wins, as a search from the start finds it
+        .filter_map(|m| Some((m.to.as_deref()?, m.rel.as_str())))
+        .collect();
+    let original = |file: &str| -> String { renamed_from.get(file).unwrap_or(&file).to_string() };
     let mut still: HashMap<(&str, String), usize> = HashMap::new();
     for f in after.findings.iter().filter(|f| served.contains(f.check)) {
         *still.entry((f.check, original(&f.file))).or_default() += 1;
@@ -226,13 +231,15 @@ pub fn fixed(p: &Plan) -> Vec<&Finding> {
         .collect()
 }
 
-fn severity_of(p: &Plan, check: &str, file: &str) -> Option<Severity> {
-    p.before
-        .findings
-        .iter()
-        .filter(|f| f.check == check && f.file == file)
-        .map(|f| f.severity)
-        .max()
+/// The highest severity of the findings before the repair, by check and
+/// file.
+fn severities(p: &Plan) -> HashMap<(&str, &str), Severity> {
+    let mut out: HashMap<(&str, &str), Severity> = HashMap::new();
+    for f in &p.before.findings {
+        let s = out.entry((f.check, f.file.as_str())).or_insert(f.severity);
+        *s = (*s).max(f.severity);
+    }
+    out
 }
 
 /// What happened to one conversation. `applied` is `persist::apply`'s
@@ -279,13 +286,15 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
         }
     }
     let mut left = Vec::new();
+    let severities = severities(p);
+    let severity_of = |check: &str, file: &str| severities.get(&(check, file)).copied();
     for l in &p.left {
         if l.reason == LeftReason::Refused {
             bump(l.check, &|c| c.refused += 1);
             refused.push(RefusedFinding {
                 check: l.check,
                 file: l.file.clone(),
-                severity: severity_of(p, l.check, &l.file),
+                severity: severity_of(l.check, &l.file),
                 reason: p.refused.clone().unwrap_or_else(|| l.why.clone()),
             });
         } else {
@@ -293,7 +302,7 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
             left.push(LeftFinding {
                 check: l.check,
                 file: l.file.clone(),
-                severity: severity_of(p, l.check, &l.file),
+                severity: severity_of(l.check, &l.file),
                 reason: l.reason.as_str(),
                 why: l.why.clone(),
             });
