@@ -716,3 +716,92 @@ fn left_for(plan: &Plan, f: &Finding, selected: &dyn Fn(&str) -> bool) -> Left {
         reason,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A conversation of `n` events copied from the clean-tree fixture (its
+    /// system prompt, then its user message again and again), each
+    /// message's parent an id no file holds.
+    fn dangling(n: usize) -> tempfile::TempDir {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/clean-tree");
+        let conv = std::fs::read_dir(&fixture)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.is_dir())
+            .unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(conv.join("events"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("event-")
+            })
+            .collect();
+        names.sort();
+        let text = |i: usize| std::fs::read_to_string(&names[i]).unwrap();
+        let field = |t: &str, k: &str| {
+            let v: serde_json::Value = serde_json::from_str(t).unwrap();
+            v[k].as_str().unwrap().to_string()
+        };
+        let (system, message) = (text(0), text(1));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(conv.file_name().unwrap());
+        std::fs::create_dir_all(dir.join("events")).unwrap();
+        std::fs::copy(conv.join("base_state.json"), dir.join("base_state.json")).unwrap();
+        let (sys_id, msg_id, parent) = (
+            field(&system, "id"),
+            field(&message, "id"),
+            field(&message, "parent_id"),
+        );
+        std::fs::write(
+            dir.join(format!("events/event-00000-{sys_id}.json")),
+            &system,
+        )
+        .unwrap();
+        for i in 1..n {
+            let id = format!("e0000000-0000-4000-8000-{i:012}");
+            let lost = format!("f0000000-0000-4000-8000-{i:012}");
+            let t = message.replace(&msg_id, &id).replace(&parent, &lost);
+            std::fs::write(dir.join(format!("events/event-{i:05}-{id}.json")), t).unwrap();
+        }
+        tmp
+    }
+
+    /// Every parent of a log dangling: the repair re-links each event, and
+    /// asks the disk about each file a bounded number of times (it once
+    /// asked about every finding's file for every change: n² `stat`s).
+    /// Counted, not timed.
+    #[test]
+    fn relinking_every_event_asks_the_disk_a_bounded_number_of_times() {
+        let n = 300;
+        let tmp = dangling(n);
+        let conv = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let dir = DirFd::open(&conv).unwrap();
+        let all = |_: &str| true;
+        let opts = RepairOptions {
+            server_version: None,
+            selected: &all,
+            unsafe_fixes: true,
+        };
+        super::super::state::DISK_ASKS.with(|c| c.set(0));
+        let plan = plan(&dir, conv.display().to_string(), &opts);
+        let asks = super::super::state::DISK_ASKS.with(|c| c.get());
+        assert_eq!(plan.refused, None);
+        let relinked = plan
+            .edits
+            .iter()
+            .filter(|e| e.checks.contains(&checks::dangling_parent::ID))
+            .count();
+        assert_eq!(relinked, n - 1, "every event but the first is re-linked");
+        assert!(asks <= 3 * n as u64, "{asks} disk lookups for {n} events");
+    }
+}

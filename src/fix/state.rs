@@ -43,6 +43,13 @@ impl Touch {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Files this thread's [`Virtual`]s looked up or read on disk (tests
+    /// prove a repair asks the disk a bounded number of times per change).
+    pub static DISK_ASKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// The size and modification time a read saw.
 pub type Seen = (u64, Option<std::time::SystemTime>);
 
@@ -62,6 +69,9 @@ pub enum Origin {
 pub struct Virtual {
     /// The conversation folder, held open: every original is read through it.
     pub dir: crate::store::fsread::DirFd,
+    /// Its `events/` folder, held once (no link followed): the log's files
+    /// are looked up and read through it.
+    events: Option<crate::store::fsread::DirFd>,
     pub overlay: Overlay,
     /// Files this run created (current names).
     created: HashSet<String>,
@@ -97,8 +107,12 @@ impl Virtual {
             written_at: Some((now, now + std::time::Duration::from_millis(1))),
             ..Overlay::new()
         };
+        let events = dir
+            .open_below(std::path::Path::new("events"), &dir.path().join("events"))
+            .ok();
         Virtual {
             dir: dir.clone(),
+            events,
             overlay,
             created: HashSet::new(),
             originals: HashMap::new(),
@@ -141,7 +155,10 @@ impl Virtual {
     }
 
     fn on_disk(&self, rel: &str) -> bool {
-        self.dir.lstat(rel).is_ok()
+        #[cfg(test)]
+        DISK_ASKS.with(|c| c.set(c.get() + 1));
+        let (dir, name) = self.dir.route(self.events.as_ref(), rel);
+        dir.lstat(name).is_ok()
     }
 
     fn exists(&self, rel: &str) -> bool {
@@ -153,10 +170,13 @@ impl Virtual {
         if let Some(b) = self.overlay.files.get(rel) {
             return Ok(b.clone());
         }
-        let Some(Origin::Disk(orig)) = self.origin(rel) else {
+        let taken_out = self.overlay.gone.contains(rel) && !self.overlay.renamed.contains_key(rel);
+        if self.created.contains(rel) || taken_out {
             return Err(format!("{rel} is not in the folder"));
-        };
-        self.original(&orig)
+        }
+        // an original, under its name or renamed: reading it is what tells
+        // whether it is there (no `stat` first)
+        self.original(&self.original_name(rel))
     }
 
     /// The original bytes of the file `orig` on disk (read once, kept).
@@ -164,7 +184,10 @@ impl Virtual {
         if let Some(b) = self.originals.get(orig) {
             return Ok(b.clone());
         }
-        let (b, _) = self.dir.read_regular(orig, false).map_err(|e| {
+        #[cfg(test)]
+        DISK_ASKS.with(|c| c.set(c.get() + 1));
+        let (dir, name) = self.dir.route(self.events.as_ref(), orig);
+        let (b, _) = dir.read_regular(name, false).map_err(|e| {
             format!(
                 "cannot read {orig} again: {}",
                 crate::store::Unreadable::from(e)
