@@ -145,6 +145,7 @@ pub(crate) struct Shared {
     pub false_roots: std::cell::OnceCell<Vec<false_root::FalseRoot>>,
     pub head_lag: std::cell::OnceCell<Option<head_lag::Lag>>,
     pub misparented: std::cell::OnceCell<Vec<misparented_recovery_error::Misparented>>,
+    pub strays: std::cell::OnceCell<bad_event_filename::Strays>,
 }
 
 impl<'a> Ctx<'a> {
