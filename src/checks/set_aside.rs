@@ -15,6 +15,7 @@ use super::{ix, Ctx};
 use crate::edit::placeholder::{self, Slot, ToolCall};
 use crate::edit::{salvage, Action, Proposals, Safety};
 use crate::store::ParentRef;
+use crate::view::read::{nearest_after, nearest_before};
 use crate::view::ReadError;
 
 /// Which read errors a check sets aside.
@@ -225,20 +226,6 @@ fn tool_name(ctx: &Ctx, idx: usize) -> Option<String> {
     v.get("tool_name")?.as_str().map(String::from)
 }
 
-/// For each index of `0..n`, the nearest index after it that `pred` holds
-/// for (one pass, from the end).
-fn nearest_after(n: usize, mut pred: impl FnMut(usize) -> bool) -> Vec<Option<usize>> {
-    let mut out = vec![None; n];
-    let mut next = None;
-    for i in (0..n).rev() {
-        out[i] = next;
-        if pred(i) {
-            next = Some(i);
-        }
-    }
-    out
-}
-
 /// A placeholder planned, waiting for the one question asked of all of
 /// them at once ([`answered_above`]).
 struct Slotted<'a> {
@@ -312,23 +299,11 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                     .readable_before(i)
                     .and_then(|j| ctx.reader.record(j))
                 {
-                    Some(b) if b.parent.is_present() && i > 0 => {
-                        owner_before.get_or_insert_with(|| {
-                            let mut last = None;
-                            (0..n)
-                                .map(|j| {
-                                    let before = last;
-                                    if ctx.reader.owns_its_id(j) {
-                                        last = Some(j);
-                                    }
-                                    before
-                                })
-                                .collect()
-                        })[i]
-                            .map_or(ParentRef::Absent, |j| {
-                                ParentRef::Id(ctx.reader.id(j).to_string())
-                            })
-                    }
+                    Some(b) if b.parent.is_present() && i > 0 => owner_before
+                        .get_or_insert_with(|| nearest_before(n, |j| ctx.reader.owns_its_id(j)))[i]
+                        .map_or(ParentRef::Absent, |j| {
+                            ParentRef::Id(ctx.reader.id(j).to_string())
+                        }),
                     _ => ParentRef::Absent,
                 },
             },
@@ -344,17 +319,10 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             // the nearest event before it with one, else after it
             None => {
                 let (before, after) = stamped.get_or_insert_with(|| {
-                    let mut last = None;
-                    let before = (0..n)
-                        .map(|j| {
-                            let b = last;
-                            if stamp(j).is_some() {
-                                last = Some(j);
-                            }
-                            b
-                        })
-                        .collect();
-                    (before, nearest_after(n, |j| stamp(j).is_some()))
+                    (
+                        nearest_before(n, |j| stamp(j).is_some()),
+                        nearest_after(n, |j| stamp(j).is_some()),
+                    )
                 });
                 before[i]
                     .or(after[i])

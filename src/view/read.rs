@@ -71,6 +71,36 @@ impl std::fmt::Display for ReadError {
     }
 }
 
+/// For each index `i` of `0..=n`, the nearest index before it that `pred`
+/// holds for: one pass, so a planner asks it of every event of a log
+/// without a scan back from each.
+pub fn nearest_before(n: usize, mut pred: impl FnMut(usize) -> bool) -> Vec<Option<usize>> {
+    let mut last = None;
+    (0..=n)
+        .map(|i| {
+            let before = last;
+            if i < n && pred(i) {
+                last = Some(i);
+            }
+            before
+        })
+        .collect()
+}
+
+/// For each index `i` of `0..n`, the nearest index after it that `pred`
+/// holds for (one pass, from the end).
+pub fn nearest_after(n: usize, mut pred: impl FnMut(usize) -> bool) -> Vec<Option<usize>> {
+    let mut out = vec![None; n];
+    let mut next = None;
+    for i in (0..n).rev() {
+        out[i] = next;
+        if pred(i) {
+            next = Some(i);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 thread_local! {
     /// Events read through a [`Reader`] on this thread (tests prove a
@@ -279,18 +309,9 @@ impl<'a> Reader<'a> {
     /// index's answer is found in one pass over the log, on the first ask.
     pub fn readable_before(&self, idx: usize) -> Option<usize> {
         let n = self.len();
-        let before = self.readable_before.get_or_init(|| {
-            let mut last = None;
-            (0..=n)
-                .map(|i| {
-                    let before = last;
-                    if i < n && self.readable(i) {
-                        last = Some(i);
-                    }
-                    before
-                })
-                .collect()
-        });
+        let before = self
+            .readable_before
+            .get_or_init(|| nearest_before(n, |i| self.readable(i)));
         before[idx.min(n)]
     }
 
