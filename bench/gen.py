@@ -10,7 +10,19 @@
                                          DAMAGE `gap`: the file in the middle
                                          deleted (a repair renumbers half the
                                          log); `compound`: that gap, plus an
-                                         event cut off before it and one after
+                                         event cut off before it and one after;
+                                         `dangling`: every parent_id names no
+                                         event; `invalid`: no event validates
+                                         (its `source` is not one the model
+                                         allows); `loop`: 10,000 events from
+                                         index 1 each name the next as parent,
+                                         the last names the first (a loop of
+                                         9,999 forward links); `dupids`: 16,000
+                                         byte-for-byte copies (same id), each
+                                         right after its original; `gaps`:
+                                         10,000 missing indices, evenly spread
+                                         (every event is there, the files after
+                                         each gap move up)
 
 Every event is a byte-for-byte copy of a fixture event written by the real SDK,
 with its ids (id, parent_id, action_id, tool_call_id, leaf_event_id, the
@@ -53,14 +65,17 @@ class Writer:
 
     def conversation(self, root, template_conv, base_state, events, replace_state, gap_at=None):
         """Write events (list of (id, text)) and base_state under a new id;
-        with gap_at, no file holds that index (the later ones move up one)."""
+        with gap_at (an index, or a sorted list of them), no file holds the
+        index before that event (it and the later ones move up one each)."""
         conv = uuid.UUID(int=self.rng.getrandbits(128), version=4).hex
         d = root / conv
         (d / "events").mkdir(parents=True)
+        gaps = [] if gap_at is None else [gap_at] if isinstance(gap_at, int) else gap_at
+        shift = 0
         for i, (eid, text) in enumerate(events):
-            if gap_at is not None and i >= gap_at:
-                i += 1
-            with open(d / "events" / f"event-{i:05d}-{eid}.json", "w") as f:
+            while shift < len(gaps) and gaps[shift] <= i:
+                shift += 1
+            with open(d / "events" / f"event-{i + shift:05d}-{eid}.json", "w") as f:
                 f.write(text)
         state = base_state.replace(dashed(template_conv), dashed(conv)).replace(
             template_conv, conv
@@ -168,6 +183,13 @@ def store(fixtures, out, n, rng):
     return counts
 
 
+# the sizes of the `loop`, `dupids` and `gaps` damages (smaller for a quick
+# look at small logs)
+LOOP = int(os.environ.get("LOOP", 10000))
+DUPIDS = int(os.environ.get("DUPIDS", 16000))
+GAPS = int(os.environ.get("GAPS", 10000))
+
+
 def long(fixtures, out, n, damage, rng):
     """One tree-era conversation of n events: clean-tree exchanges chained."""
     ct_conv, ct_state, ct = load(fixtures, "clean-tree")
@@ -179,13 +201,23 @@ def long(fixtures, out, n, damage, rng):
     sys_id = w.new_id()
     events = [(sys_id, sys_t.replace(sys_old, sys_id))]
     prev, last_user, k = sys_id, None, 0
-    while len(events) + len(exchange) <= n:
+    # `dupids` adds its copies after the chain is made
+    target = n - DUPIDS if damage == "dupids" else n
+    if target < 2:
+        sys.exit(f"`{damage}` needs more than {n - target + 1} events")
+    while len(events) + len(exchange) <= target:
         ids = {field(t, "id"): w.new_id() for t in exchange}
         ids[sys_old] = prev
         ids["call_ls_1"] = f"call_ls_{k}"
         events += [(ids[field(t, "id")], remap(t, ids)) for t in exchange]
         prev, last_user = ids[leaf_old], ids[user_old]
         k += 1
+
+    def set_parent(i, parent):
+        eid, text = events[i]
+        old = field(text, "parent_id")
+        events[i] = (eid, text.replace(f'"parent_id":"{old}"', f'"parent_id":"{parent}"', 1))
+
     gap_at = None
     if damage in ("gap", "compound"):
         gap_at = len(events) // 2
@@ -193,6 +225,26 @@ def long(fixtures, out, n, damage, rng):
         for i in (len(events) // 4, 3 * len(events) // 4):
             eid, text = events[i]
             events[i] = (eid, text[: len(text) // 2])
+    elif damage == "dangling":
+        for i in range(1, len(events)):
+            set_parent(i, w.new_id())
+    elif damage == "invalid":
+        events = [(eid, text.replace('"source":"', '"source":"not-', 1)) for eid, text in events]
+    elif damage == "loop":
+        end = min(1 + LOOP, len(events))
+        for i in range(1, end - 1):
+            set_parent(i, events[i + 1][0])
+        set_parent(end - 1, events[1][0])
+    elif damage == "dupids":
+        base, copies = events, len(events) and n - len(events)
+        m = len(base) - 1  # event 0 (the system prompt) is not copied
+        events = [base[0]]
+        for j in range(1, len(base)):
+            events.append(base[j])
+            events += [base[j]] * ((j * copies) // m - ((j - 1) * copies) // m)
+    elif damage == "gaps":
+        step = len(events) / (GAPS + 1)
+        gap_at = sorted({max(1, int(step * (g + 1))) for g in range(GAPS)})
     d = w.conversation(
         out, ct_conv, ct_state, events, {leaf_old: prev, user_old: last_user}, gap_at
     )

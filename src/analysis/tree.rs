@@ -317,6 +317,8 @@ pub fn build(ctx: &Ctx) -> Tree {
         HashSet::new()
     };
     let orphan: HashMap<usize, OrphanWhy> = views.orphans.iter().copied().collect();
+    let false_root_at: HashMap<usize, &false_root::FalseRoot> =
+        false_roots.iter().rev().map(|f| (f.root, f)).collect();
 
     // meet[i]: the trunk position a tolerant ancestry of i reaches first.
     let mut meet: Vec<Option<Option<usize>>> = vec![None; n];
@@ -387,7 +389,7 @@ pub fn build(ctx: &Ctx) -> Tree {
         let (reason, anchor) = match why {
             _ if lagging.contains(&i) => (Reason::HeadLag, at),
             _ if cut.contains(&i) => (Reason::RecoveryCut, at),
-            OrphanWhy::BeforeRoot { root } => match false_roots.iter().find(|f| f.root == root) {
+            OrphanWhy::BeforeRoot { root } => match false_root_at.get(&root) {
                 Some(f) => (
                     Reason::FalseRoot {
                         root,

@@ -42,10 +42,11 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let false_roots: Vec<usize> = false_root::find(ctx).iter().map(|f| f.root).collect();
+        let false_roots: std::collections::HashSet<usize> =
+            false_root::find(ctx).iter().map(|f| f.root).collect();
         // Events below the HEAD itself are head-lag's to report.
-        let mut lagging: Vec<usize> = super::head_lag::find(ctx)
-            .map(|l| l.events.clone())
+        let mut lagging: std::collections::HashSet<usize> = super::head_lag::find(ctx)
+            .map(|l| l.events.iter().copied().collect())
             .unwrap_or_default();
         // ...and actions cut off by a misplaced recovery error, that check's.
         lagging.extend(

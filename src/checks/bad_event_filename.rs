@@ -97,6 +97,50 @@ Repair
     }
 }
 
+/// What [`restorable`] asks of the whole folder, found once per context
+/// (one pass over the files and the strays, not one per stray).
+#[derive(Debug)]
+pub(crate) struct Strays {
+    /// The indices and the ids the event files hold.
+    idx_held: std::collections::HashSet<u64>,
+    ids_held: std::collections::HashSet<String>,
+    /// For each id, how many strays' names end in `-<id>.json` (every
+    /// `-` of a name starts one such ending).
+    named: std::collections::HashMap<String, usize>,
+    /// The index after the first gap is held by a file beyond it.
+    next_after_gap_held: bool,
+}
+
+impl Strays {
+    fn of(ctx: &Ctx) -> Strays {
+        let files = &ctx.conv.events.files;
+        let mut named = std::collections::HashMap::new();
+        for o in &ctx.conv.events.stray {
+            let Some(body) = o
+                .name
+                .strip_suffix(".json")
+                .filter(|_| o.name.starts_with("event-"))
+            else {
+                continue;
+            };
+            for (at, _) in body.match_indices('-') {
+                *named.entry(body[at + 1..].to_string()).or_insert(0) += 1;
+            }
+        }
+        Strays {
+            idx_held: files.iter().map(|f| f.idx).collect(),
+            ids_held: files.iter().map(|f| f.name_id.clone()).collect(),
+            named,
+            next_after_gap_held: ctx.index.gap_at.is_some_and(|gap| {
+                ctx.index
+                    .beyond_gap
+                    .iter()
+                    .any(|&p| files[p].idx == gap + 1)
+            }),
+        }
+    }
+}
+
 /// A stray whose index is only spelled short (`event-0006-<id>.json`)
 /// where the index it means is known to be the event's: no file holds it,
 /// its JSON id is the one in its name, and either it is the log's next
@@ -110,32 +154,16 @@ pub(super) fn restorable(ctx: &Ctx, s: &crate::store::conversation::StrayFile) -
     let (idx, id) = (short.idx, short.id.as_str());
     let to = canonical_name(idx, id);
     let n = ctx.reader.len() as u64;
-    let only = ctx
-        .conv
-        .events
-        .stray
-        .iter()
-        .filter(|o| o.name.starts_with("event-") && o.name.ends_with(&format!("-{id}.json")))
-        .count()
-        == 1;
-    let files = &ctx.conv.events.files;
+    let folder = ctx.shared.strays.get_or_init(|| Strays::of(ctx));
+    let only = || folder.named.get(id) == Some(&1);
     let tail = idx == n && ctx.index.gap_at.is_none() && ctx.index.beyond_gap.is_empty();
-    let hole = ctx.index.gap_at == Some(idx)
-        && ctx
-            .index
-            .beyond_gap
-            .iter()
-            .any(|&p| files[p].idx == idx + 1);
+    let hole = ctx.index.gap_at == Some(idx) && folder.next_after_gap_held;
     let fits = (tail || hole)
-        && !ctx
-            .conv
-            .events
-            .files
-            .iter()
-            .any(|f| f.idx == idx || f.name_id == id)
+        && !folder.idx_held.contains(&idx)
+        && !folder.ids_held.contains(id)
         && parse_event_name(&to, true).is_some_and(|e| e.id == id)
         && s.record.as_ref().and_then(|r| r.id.as_deref()) == Some(id)
-        && only;
+        && only();
     if !fits {
         return None;
     }

@@ -100,12 +100,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let files = &ctx.conv.events.files;
     let in_a_file: std::collections::HashSet<&str> =
         files.iter().map(|f| f.name_id.as_str()).collect();
-    let mut readable_before: Option<usize> = None;
     for i in 0..ctx.reader.len() {
-        let prev = readable_before;
-        if ctx.reader.read(i).is_ok() {
-            readable_before = Some(i);
-        }
         let Some(rec) = ctx.reader.record(i) else {
             continue;
         };
@@ -123,7 +118,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             );
             continue;
         }
-        let Some(t) = prev else {
+        let Some(t) = ctx.reader.readable_before(i) else {
             p.leave(rel, "no readable event before it to re-link it to");
             continue;
         };

@@ -81,15 +81,21 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     // what the events that stay answer (a later copy of an id answers
     // nothing: the SDK resolves the id to its first copy), by the SDK's rule
     let mut answered: Option<(HashSet<&str>, HashSet<&str>)> = None;
+    // the first copy's bytes, read once for the copies that follow it
+    let mut first_read: Option<(usize, Option<Vec<u8>>)> = None;
     for i in 0..ctx.reader.len() {
         let first = ctx.index.id_to_idx[ctx.reader.id(i)];
         if first == i {
             continue;
         }
         let rel = ctx.event_path(i);
-        let (a, b) = (read(first), read(i));
+        if first_read.as_ref().is_none_or(|(f, _)| *f != first) {
+            first_read = Some((first, read(first)));
+        }
+        let a = first_read.as_ref().and_then(|(_, a)| a.as_ref());
+        let same = a.is_some_and(|a| read(i).is_some_and(|b| *a == b));
         let rec = ctx.reader.record(i);
-        let (Some(rec), true) = (rec, a.is_some() && a == b) else {
+        let (Some(rec), true) = (rec, same) else {
             p.leave(
                 rel,
                 format!(

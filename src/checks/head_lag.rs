@@ -77,14 +77,16 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
         return None;
     }
     let mut members: Vec<usize> = below.clone();
+    let mut is_member: HashSet<usize> = below.iter().copied().collect();
     // state updates below the leaf belong to the lost tail too
     for i in leaf + 1..r.len() {
-        if r.record(i).is_some_and(|x| x.is_state_update()) && !members.contains(&i) {
+        if r.record(i).is_some_and(|x| x.is_state_update()) && !is_member.contains(&i) {
             let mut p = r.tolerant_parent(i);
             let mut seen = HashSet::new();
             while let Some(q) = p {
-                if q == leaf || members.contains(&q) {
+                if q == leaf || is_member.contains(&q) {
                     members.push(i);
+                    is_member.insert(i);
                     break;
                 }
                 if !seen.insert(q) || ctx.views.in_agent[q] {
@@ -101,12 +103,16 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
         .copied()
         .filter(|&i| r.record(i).is_some_and(|x| !x.is_state_update()))
         .collect();
-    let single_chain = real.iter().chain(std::iter::once(&leaf)).all(|&p| {
-        real.iter()
-            .filter(|&&c| r.tolerant_parent(c) == Some(p))
-            .count()
-            <= 1
-    });
+    let mut children: std::collections::HashMap<usize, usize> = Default::default();
+    for &c in &real {
+        if let Some(p) = r.tolerant_parent(c) {
+            *children.entry(p).or_insert(0) += 1;
+        }
+    }
+    let single_chain = real
+        .iter()
+        .chain(std::iter::once(&leaf))
+        .all(|p| children.get(p).is_none_or(|&k| k <= 1));
     let state_mtime = ctx.conv.base_state_mtime;
     let newer_than_state = state_mtime.is_some_and(|s| {
         members

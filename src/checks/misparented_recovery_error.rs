@@ -40,6 +40,10 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
     let r = &ctx.reader;
     let n = r.len();
     let mut out = Vec::new();
+    // per tool call id: the ActionEvents that made it (in log order) and
+    // how many results answer it, found in one pass when a recovery error
+    // first needs them
+    let mut by_call: Option<std::collections::HashMap<&str, (Vec<usize>, usize)>> = None;
     for i in 0..n {
         let Some(rec) = r.record(i) else { continue };
         if rec.kind != "AgentErrorEvent"
@@ -53,13 +57,25 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
         let Some(call) = rec.tool_call_id.as_deref() else {
             continue;
         };
-        let actions: Vec<usize> = (0..n)
-            .filter(|&j| {
-                r.record(j).is_some_and(|a| {
-                    a.kind == "ActionEvent" && a.tool_call_id.as_deref() == Some(call)
-                })
-            })
-            .collect();
+        let by_call = by_call.get_or_insert_with(|| {
+            let mut m: std::collections::HashMap<&str, (Vec<usize>, usize)> = Default::default();
+            for j in 0..n {
+                let Some(x) = r.record(j) else { continue };
+                let Some(tc) = x.tool_call_id.as_deref() else {
+                    continue;
+                };
+                if x.kind == "ActionEvent" {
+                    m.entry(tc).or_default().0.push(j);
+                } else if RESULT_KINDS.contains(&x.kind.as_str()) {
+                    m.entry(tc).or_default().1 += 1;
+                }
+            }
+            m
+        });
+        // (this error is one of the results counted)
+        let Some((actions, results)) = by_call.get(call) else {
+            continue;
+        };
         let Some(&action) = actions.first() else {
             continue;
         };
@@ -71,11 +87,7 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
         if parent_ok {
             continue;
         }
-        let other_results = (0..n).filter(|&j| j != i).any(|j| {
-            r.record(j).is_some_and(|x| {
-                RESULT_KINDS.contains(&x.kind.as_str()) && x.tool_call_id.as_deref() == Some(call)
-            })
-        });
+        let other_results = *results > 1;
         out.push(Misparented {
             error: i,
             action,

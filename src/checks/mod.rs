@@ -151,6 +151,7 @@ pub(crate) struct Shared {
     pub head_lag: std::cell::OnceCell<Option<head_lag::Lag>>,
     pub misparented: std::cell::OnceCell<Vec<misparented_recovery_error::Misparented>>,
     pub crosses: std::cell::OnceCell<Vec<filename_id_mismatch::Cross>>,
+    pub strays: std::cell::OnceCell<bad_event_filename::Strays>,
 }
 
 impl<'a> Ctx<'a> {

@@ -74,7 +74,7 @@ Repair
 
 /// Each loop of explicit links, its members in walk order (iteratively, so
 /// a long chain costs no stack; each event is walked once).
-fn loops(ctx: &Ctx) -> Vec<Vec<usize>> {
+pub(super) fn loops(ctx: &Ctx) -> Vec<Vec<usize>> {
     let r = &ctx.reader;
     let n = r.len();
     // 0 = unvisited, 1 = on the current walk, 2 = done
@@ -151,7 +151,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             continue;
         }
         let rel = ctx.event_path(i);
-        let Some(t) = (0..i).rev().find(|&j| r.read(j).is_ok()) else {
+        let Some(t) = r.readable_before(i) else {
             p.leave(rel, "no readable event before it to re-link it to");
             continue;
         };

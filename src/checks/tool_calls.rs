@@ -48,6 +48,7 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
 /// What an event answers, by the SDK's rule: an observation or a
 /// rejection names the action by `action_id` (its `tool_call_id` does not
 /// count), an AgentErrorEvent the call by `tool_call_id`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Answer<'a> {
     Action(&'a str),
     Call(&'a str),

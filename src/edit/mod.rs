@@ -108,6 +108,8 @@ pub struct Proposals<'s> {
     pub left: Vec<Leave>,
     /// Notes for the operator (a secret kept, a mode available).
     pub notes: Vec<String>,
+    /// (check, file) of every finding in `left`: one leave per finding.
+    left_seen: std::collections::HashSet<(&'static str, String)>,
 }
 
 impl<'s> Proposals<'s> {
@@ -118,6 +120,7 @@ impl<'s> Proposals<'s> {
             changes: Vec::new(),
             left: Vec::new(),
             notes: Vec::new(),
+            left_seen: Default::default(),
         }
     }
 
@@ -192,7 +195,7 @@ impl<'s> Proposals<'s> {
     /// Leave a finding of this check on `file`, with the reason.
     pub fn leave(&mut self, file: impl Into<String>, why: impl Into<String>) {
         let (check, file) = (self.check, file.into());
-        if self.left.iter().any(|l| l.check == check && l.file == file) {
+        if !self.left_seen.insert((check, file.clone())) {
             return;
         }
         self.left.push(Leave {

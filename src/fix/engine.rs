@@ -129,19 +129,24 @@ fn may_take(c: &Change, opts: &RepairOptions) -> bool {
     c.safety == Safety::Safe || opts.unsafe_fixes
 }
 
-/// Findings of `check` whose file (mapped to its original name by `orig`)
-/// is `file`.
-fn count(
-    report: &ConversationReport,
-    check: &str,
-    file: &str,
-    orig: &dyn Fn(&str) -> String,
-) -> usize {
-    report
-        .findings
-        .iter()
-        .filter(|f| f.check == check && orig(&f.file) == file)
-        .count()
+/// How many findings of a report each check has on each file, the file
+/// mapped to its original name: counted once per report, looked up per
+/// change.
+struct Tally(std::collections::HashMap<(&'static str, String), usize>);
+
+impl Tally {
+    fn of(report: &ConversationReport, orig: &dyn Fn(&str) -> String) -> Tally {
+        let mut t = std::collections::HashMap::new();
+        for f in &report.findings {
+            *t.entry((f.check, orig(&f.file))).or_insert(0) += 1;
+        }
+        Tally(t)
+    }
+
+    /// Findings of `check` on the file whose original name is `file`.
+    fn count(&self, check: &'static str, file: &str) -> usize {
+        self.0.get(&(check, file.to_string())).copied().unwrap_or(0)
+    }
 }
 
 fn fixpoint(
@@ -228,6 +233,7 @@ fn fixpoint(
         let mut claims: Vec<(&'static str, String, usize, String)> = Vec::new();
         let mut seen: HashSet<(&str, String)> = HashSet::new();
         let with_findings: HashSet<&str> = pass.report.findings.iter().map(|f| f.check).collect();
+        let was = Tally::of(&pass.report, &|f| v.original_name(f));
         for c in take.iter().filter(|c| with_findings.contains(c.check)) {
             let mut files = vec![v.original_name(&c.file)];
             if c.file.starts_with("events/") {
@@ -237,16 +243,14 @@ fn fixpoint(
                 if !seen.insert((c.check, file.clone())) {
                     continue;
                 }
-                let orig = |f: &str| v.original_name(f);
-                let was = count(&pass.report, c.check, &file, &orig);
+                let was = was.count(c.check, &file);
                 if was > 0 {
                     claims.push((c.check, file, was, c.what.clone()));
                 }
             }
         }
-        let before = v.overlay.clone();
-        let dropped = v.apply(&take);
-        if v.overlay == before {
+        let (dropped, changed) = v.apply(&take);
+        if !changed {
             // nothing took effect: as far as this run can go
             return done(v, last, false);
         }
@@ -254,12 +258,12 @@ fn fixpoint(
         passes += 1;
         let a = Analysis::load_at(s.dir, s.version, &v.overlay, Some(&s.cache));
         let next = run_pass(&a, s, blocked);
+        let tally = Tally::of(&next.report, &|f| v.original_name(f));
         for (check, file, was, what) in claims {
             if dropped_checks.contains(check) {
                 continue; // part of it waits for the next pass
             }
-            let orig = |f: &str| v.original_name(f);
-            let now = count(&next.report, check, &file, &orig);
+            let now = tally.count(check, &file);
             if now >= was {
                 return Err(Offence {
                     checks: vec![check],
@@ -303,6 +307,13 @@ fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
         all
     };
     // 1. no new error
+    let errors_before: HashSet<(&str, &str)> = before
+        .report
+        .findings
+        .iter()
+        .filter(|b| b.severity == Severity::Error)
+        .map(|b| (b.check, b.file.as_str()))
+        .collect();
     for f in after
         .report
         .findings
@@ -310,12 +321,7 @@ fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
         .filter(|f| f.severity == Severity::Error)
     {
         let file = orig(&f.file);
-        let old = before
-            .report
-            .findings
-            .iter()
-            .any(|b| b.check == f.check && b.file == file && b.severity == Severity::Error);
-        if !old {
+        if !errors_before.contains(&(f.check, file.as_str())) {
             let mut checks = touching(&file);
             if checks.is_empty() {
                 checks = all_checks();
@@ -518,11 +524,18 @@ pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
     // What is left: the last pass's leaves, the unsafe changes not
     // consented to, the repairs held back, then every other finding.
     let mut left: Vec<Left> = Vec::new();
-    let push = |left: &mut Vec<Left>, l: Left| {
-        if !left.iter().any(|x| x.check == l.check && x.file == l.file) {
+    let mut listed: HashSet<(&'static str, String)> = HashSet::new();
+    let mut push = |left: &mut Vec<Left>, l: Left| {
+        if listed.insert((l.check, l.file.clone())) {
             left.push(l);
         }
     };
+    let on_file: HashSet<(&str, &str)> = fin
+        .report
+        .findings
+        .iter()
+        .map(|f| (f.check, f.file.as_str()))
+        .collect();
     for l in &fin.left {
         push(
             &mut left,
@@ -540,7 +553,7 @@ pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
             &mut left,
             Left {
                 check: c.check,
-                file: finding_file(&fin.report, c),
+                file: finding_file(&on_file, c),
                 why: format!("with --unsafe-fixes: {}", c.what),
                 needs_unsafe: true,
                 reason: LeftReason::UnsafeNotRequested,
@@ -600,17 +613,9 @@ pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
 
 /// The file a change's finding is reported on: the changed file, or
 /// `events/` for a check that reports the folder (an index gap).
-fn finding_file(report: &ConversationReport, c: &Change) -> String {
-    let on_file = report
-        .findings
-        .iter()
-        .any(|f| f.check == c.check && f.file == c.file);
-    if !on_file
-        && report
-            .findings
-            .iter()
-            .any(|f| f.check == c.check && f.file == "events/")
-    {
+/// `findings`: the (check, file) of every finding of the report.
+fn finding_file(findings: &HashSet<(&str, &str)>, c: &Change) -> String {
+    if !findings.contains(&(c.check, c.file.as_str())) && findings.contains(&(c.check, "events/")) {
         return "events/".into();
     }
     c.file.clone()
@@ -658,7 +663,7 @@ fn empty_report() -> ConversationReport {
 
 /// Findings at warning or above that the plan leaves, with the reason.
 fn unfixed(plan: &Plan, selected: &dyn Fn(&str) -> bool, _also: &[Left]) -> Vec<Left> {
-    let already: Vec<(&str, &str)> = plan
+    let already: HashSet<(&str, &str)> = plan
         .left
         .iter()
         .map(|l| (l.check, l.file.as_str()))
@@ -710,5 +715,94 @@ fn left_for(plan: &Plan, f: &Finding, selected: &dyn Fn(&str) -> bool) -> Left {
         file: f.file.clone(),
         why,
         reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A conversation of `n` events copied from the clean-tree fixture (its
+    /// system prompt, then its user message again and again), each
+    /// message's parent an id no file holds.
+    fn dangling(n: usize) -> tempfile::TempDir {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/clean-tree");
+        let conv = std::fs::read_dir(&fixture)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.is_dir())
+            .unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(conv.join("events"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("event-")
+            })
+            .collect();
+        names.sort();
+        let text = |i: usize| std::fs::read_to_string(&names[i]).unwrap();
+        let field = |t: &str, k: &str| {
+            let v: serde_json::Value = serde_json::from_str(t).unwrap();
+            v[k].as_str().unwrap().to_string()
+        };
+        let (system, message) = (text(0), text(1));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(conv.file_name().unwrap());
+        std::fs::create_dir_all(dir.join("events")).unwrap();
+        std::fs::copy(conv.join("base_state.json"), dir.join("base_state.json")).unwrap();
+        let (sys_id, msg_id, parent) = (
+            field(&system, "id"),
+            field(&message, "id"),
+            field(&message, "parent_id"),
+        );
+        std::fs::write(
+            dir.join(format!("events/event-00000-{sys_id}.json")),
+            &system,
+        )
+        .unwrap();
+        for i in 1..n {
+            let id = format!("e0000000-0000-4000-8000-{i:012}");
+            let lost = format!("f0000000-0000-4000-8000-{i:012}");
+            let t = message.replace(&msg_id, &id).replace(&parent, &lost);
+            std::fs::write(dir.join(format!("events/event-{i:05}-{id}.json")), t).unwrap();
+        }
+        tmp
+    }
+
+    /// Every parent of a log dangling: the repair re-links each event, and
+    /// asks the disk about each file a bounded number of times (it once
+    /// asked about every finding's file for every change: n² `stat`s).
+    /// Counted, not timed.
+    #[test]
+    fn relinking_every_event_asks_the_disk_a_bounded_number_of_times() {
+        let n = 300;
+        let tmp = dangling(n);
+        let conv = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let dir = DirFd::open(&conv).unwrap();
+        let all = |_: &str| true;
+        let opts = RepairOptions {
+            server_version: None,
+            selected: &all,
+            unsafe_fixes: true,
+        };
+        super::super::state::DISK_ASKS.with(|c| c.set(0));
+        let plan = plan(&dir, conv.display().to_string(), &opts);
+        let asks = super::super::state::DISK_ASKS.with(|c| c.get());
+        assert_eq!(plan.refused, None);
+        let relinked = plan
+            .edits
+            .iter()
+            .filter(|e| e.checks.contains(&checks::dangling_parent::ID))
+            .count();
+        assert_eq!(relinked, n - 1, "every event but the first is re-linked");
+        assert!(asks <= 3 * n as u64, "{asks} disk lookups for {n} events");
     }
 }

@@ -137,7 +137,8 @@ pub struct Plan {
     pub after: Option<ConversationReport>,
     pub redactor: Redactor,
     /// Files whose planned change is an unsafe repair although their check
-    /// declares a safe one (a probable false root, with `--unsafe-fixes`).
+    /// declares a safe one (a probable false root, with `--unsafe-fixes`),
+    /// sorted.
     pub unsafe_made: Vec<String>,
     /// How many passes changed something (0: nothing to do).
     pub passes: usize,
@@ -198,13 +199,14 @@ impl Plan {
             .chain(self.creates.iter().flat_map(|c| c.checks.iter()))
             .copied()
             .collect();
-        let original = |file: &str| -> String {
-            self.moves
-                .iter()
-                .find(|m| m.to.as_deref() == Some(file))
-                .map(|m| m.rel.clone())
-                .unwrap_or_else(|| file.to_string())
-        };
+        let renamed_from: std::collections::HashMap<&str, &str> = self
+            .moves
+            .iter()
+            .rev() // the first move to a name wins, as a search from the start finds it
+            .filter_map(|m| Some((m.to.as_deref()?, m.rel.as_str())))
+            .collect();
+        let original =
+            |file: &str| -> String { renamed_from.get(file).unwrap_or(&file).to_string() };
         let mut still: std::collections::HashMap<(&str, String), usize> = Default::default();
         for f in &after.findings {
             *still.entry((f.check, original(&f.file))).or_default() += 1;

@@ -267,25 +267,30 @@ pub fn remove(text: &str, pointer: &str) -> Result<String, PatchError> {
 }
 
 /// The patched text must parse to the original value with exactly this
-/// change (set to `new`, or the key removed).
+/// change (set to `new`, or the key removed). Both are parsed by serde_json
+/// into the validator's tree (`validate::jv`: strings borrowed, objects as
+/// vectors of entries, a repeated key at its first place with its last
+/// value, as `serde_json::Map` has it), and compared member by member in
+/// order: stricter than `serde_json::Value`'s comparison, which ignores
+/// the order of an object's keys.
 fn verify(before: &str, after: &str, pointer: &str, new: Option<&Value>) -> Result<(), PatchError> {
-    let mut want: Value = serde_json::from_str(before)
+    use crate::validate::jv;
+    let mut want: jv::Value = serde_json::from_str(before)
         .map_err(|e| PatchError(format!("original is not JSON: {e}")))?;
     let (parent, key) = pointer.rsplit_once('/').unwrap_or(("", pointer));
     let key = unescape_pointer(key);
-    let obj = want
-        .pointer_mut(parent)
-        .and_then(Value::as_object_mut)
-        .ok_or_else(|| PatchError(format!("no object at `{parent}`")))?;
+    let Some(jv::Value::Object(obj)) = want.pointer_mut(parent) else {
+        return err(format!("no object at `{parent}`"));
+    };
     match new {
         Some(v) => {
-            obj.insert(key, v.clone());
+            obj.insert(key.into(), jv::Value::from_serde(v));
         }
         None => {
             obj.shift_remove(&key);
         }
     }
-    let got: Value = serde_json::from_str(after)
+    let got: jv::Value = serde_json::from_str(after)
         .map_err(|e| PatchError(format!("patched text is not JSON: {e}")))?;
     if got != want {
         return err("the patched document is not the intended value");
@@ -383,6 +388,41 @@ mod tests {
         );
         set(&small, "/z", &json!(2)).unwrap();
         assert!(COMPARISONS.with(|c| c.get()) <= 10_001);
+    }
+
+    /// The proof of a patch: the text must be the original with exactly
+    /// the change, every other member where it was.
+    #[test]
+    fn verify_refuses_any_other_difference() {
+        let before = r#"{"id":"x","a":{"b":[1,2.50,"s\u00e9"]},"c":null,"d":true}"#;
+        let set_c = r#"{"id":"x","a":{"b":[1,2.50,"s\u00e9"]},"c":"y","d":true}"#;
+        assert_eq!(verify(before, set_c, "/c", Some(&json!("y"))), Ok(()));
+        // the change, and another
+        let also = r#"{"id":"x","a":{"b":[1,2.5,"s"]},"c":"y","d":true}"#;
+        assert!(verify(before, also, "/c", Some(&json!("y"))).is_err());
+        // the change, the members in another order
+        let moved = r#"{"a":{"b":[1,2.50,"s\u00e9"]},"id":"x","c":"y","d":true}"#;
+        assert!(verify(before, moved, "/c", Some(&json!("y"))).is_err());
+        // a key removed from the middle: the others keep their order
+        let without = r#"{"id":"x","c":null,"d":true}"#;
+        assert_eq!(verify(before, without, "/a", None), Ok(()));
+        assert!(verify(before, r#"{"id":"x","d":true,"c":null}"#, "/a", None).is_err());
+        // a nested member, a new key at the end of its object
+        let nested = r#"{"id":"x","a":{"b":[1,2.50,"s\u00e9"],"n":{"k":1}},"c":null,"d":true}"#;
+        assert_eq!(
+            verify(before, nested, "/a/n", Some(&json!({"k": 1}))),
+            Ok(())
+        );
+        assert!(verify(before, nested, "/a/n", Some(&json!({"k": 2}))).is_err());
+        // a repeated key elsewhere counts once, at its first place, as
+        // serde_json reads it
+        let twice = r#"{"a":1,"b":2,"a":3}"#;
+        assert_eq!(
+            verify(twice, r#"{"a":1,"b":9,"a":3}"#, "/b", Some(&json!(9))),
+            Ok(())
+        );
+        assert!(verify(before, "{", "/c", Some(&json!("y"))).is_err());
+        assert!(verify(before, set_c, "/zz/c", Some(&json!("y"))).is_err());
     }
 
     #[test]

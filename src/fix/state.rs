@@ -43,6 +43,13 @@ impl Touch {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Files this thread's [`Virtual`]s looked up or read on disk (tests
+    /// prove a repair asks the disk a bounded number of times per change).
+    pub static DISK_ASKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// The size and modification time a read saw.
 pub type Seen = (u64, Option<std::time::SystemTime>);
 
@@ -62,6 +69,9 @@ pub enum Origin {
 pub struct Virtual {
     /// The conversation folder, held open: every original is read through it.
     pub dir: crate::store::fsread::DirFd,
+    /// Its `events/` folder, held once (no link followed): the log's files
+    /// are looked up and read through it.
+    events: Option<crate::store::fsread::DirFd>,
     pub overlay: Overlay,
     /// Files this run created (current names).
     created: HashSet<String>,
@@ -69,7 +79,15 @@ pub struct Virtual {
     originals: HashMap<String, Vec<u8>>,
     /// Per original name (or created name): what was done.
     pub touched: BTreeMap<String, Touch>,
+    /// What each overlay key the pass being applied changes held before
+    /// it, so whether the pass changed anything is known without a copy of
+    /// the whole overlay.
+    before_pass: HashMap<String, Held>,
 }
+
+/// What the overlay holds for one key: new bytes, the original it was
+/// renamed from, whether it is left out of the listing.
+type Held = (Option<Vec<u8>>, Option<String>, bool);
 
 /// A change the state could not take, and why (it is dropped; the next pass
 /// plans again on the state as it is).
@@ -89,12 +107,17 @@ impl Virtual {
             written_at: Some((now, now + std::time::Duration::from_millis(1))),
             ..Overlay::new()
         };
+        let events = dir
+            .open_below(std::path::Path::new("events"), &dir.path().join("events"))
+            .ok();
         Virtual {
             dir: dir.clone(),
+            events,
             overlay,
             created: HashSet::new(),
             originals: HashMap::new(),
             touched: BTreeMap::new(),
+            before_pass: HashMap::new(),
         }
     }
 
@@ -122,16 +145,20 @@ impl Virtual {
     }
 
     /// The original name of the current file `rel` (itself when it was not
-    /// renamed or is new).
+    /// renamed or is new). Asks nothing of the disk: a name this run did not
+    /// rename is its own original whether or not a file holds it.
     pub fn original_name(&self, rel: &str) -> String {
-        match self.origin(rel) {
-            Some(Origin::Disk(o)) => o,
+        match self.overlay.renamed.get(rel) {
+            Some(o) if !self.created.contains(rel) => o.clone(),
             _ => rel.to_string(),
         }
     }
 
     fn on_disk(&self, rel: &str) -> bool {
-        self.dir.lstat(rel).is_ok()
+        #[cfg(test)]
+        DISK_ASKS.with(|c| c.set(c.get() + 1));
+        let (dir, name) = self.dir.route(self.events.as_ref(), rel);
+        dir.lstat(name).is_ok()
     }
 
     fn exists(&self, rel: &str) -> bool {
@@ -143,10 +170,13 @@ impl Virtual {
         if let Some(b) = self.overlay.files.get(rel) {
             return Ok(b.clone());
         }
-        let Some(Origin::Disk(orig)) = self.origin(rel) else {
+        let taken_out = self.overlay.gone.contains(rel) && !self.overlay.renamed.contains_key(rel);
+        if self.created.contains(rel) || taken_out {
             return Err(format!("{rel} is not in the folder"));
-        };
-        self.original(&orig)
+        }
+        // an original, under its name or renamed: reading it is what tells
+        // whether it is there (no `stat` first)
+        self.original(&self.original_name(rel))
     }
 
     /// The original bytes of the file `orig` on disk (read once, kept).
@@ -154,7 +184,10 @@ impl Virtual {
         if let Some(b) = self.originals.get(orig) {
             return Ok(b.clone());
         }
-        let (b, _) = self.dir.read_regular(orig, false).map_err(|e| {
+        #[cfg(test)]
+        DISK_ASKS.with(|c| c.set(c.get() + 1));
+        let (dir, name) = self.dir.route(self.events.as_ref(), orig);
+        let (b, _) = dir.read_regular(name, false).map_err(|e| {
             format!(
                 "cannot read {orig} again: {}",
                 crate::store::Unreadable::from(e)
@@ -162,6 +195,23 @@ impl Virtual {
         })?;
         self.originals.insert(orig.to_string(), b.clone());
         Ok(b)
+    }
+
+    fn held(&self, key: &str) -> Held {
+        (
+            self.overlay.files.get(key).cloned(),
+            self.overlay.renamed.get(key).cloned(),
+            self.overlay.gone.contains(key),
+        )
+    }
+
+    /// Remember what the overlay held for `key` before this pass changes it
+    /// (once per pass: the first change made is the one that counts).
+    fn mark(&mut self, key: &str) {
+        if !self.before_pass.contains_key(key) {
+            let held = self.held(key);
+            self.before_pass.insert(key.to_string(), held);
+        }
     }
 
     fn touch(&mut self, rel: &str, c: &Change) -> &mut Touch {
@@ -174,8 +224,18 @@ impl Virtual {
     /// Apply one pass's changes. Changes to one file are applied content
     /// first (in order), then its rename, and a removal wins over both. A
     /// change that cannot be applied (its file is gone, a rename target is
-    /// taken, a patch does not fit) is dropped with the reason.
-    pub fn apply(&mut self, changes: &[Change]) -> Vec<Dropped> {
+    /// taken, a patch does not fit) is dropped with the reason. Also says
+    /// whether the overlay is now any different from before the pass (the
+    /// keys the pass changed compared, not the whole overlay).
+    pub fn apply(&mut self, changes: &[Change]) -> (Vec<Dropped>, bool) {
+        self.before_pass.clear();
+        let dropped = self.apply_each(changes);
+        let before = std::mem::take(&mut self.before_pass);
+        let changed = before.iter().any(|(key, held)| *held != self.held(key));
+        (dropped, changed)
+    }
+
+    fn apply_each(&mut self, changes: &[Change]) -> Vec<Dropped> {
         let mut dropped = Vec::new();
         let rank = |a: &Action| match a {
             Action::Create { .. } => 0,
@@ -204,6 +264,7 @@ impl Virtual {
                 Action::Replace(bytes) => {
                     if self.exists(&c.file) {
                         let _ = self.read(&c.file); // keep the original bytes
+                        self.mark(&c.file);
                         self.overlay.files.insert(c.file.clone(), bytes.clone());
                         self.touch(&c.file, c).replaced = true;
                         Ok(())
@@ -250,6 +311,7 @@ impl Virtual {
         }
         .map_err(|e| format!("it cannot be patched safely: {e}"))?;
         if after.as_bytes() != current.as_slice() {
+            self.mark(rel);
             self.overlay
                 .files
                 .insert(rel.to_string(), after.into_bytes());
@@ -273,6 +335,8 @@ impl Virtual {
             return Err(format!("{rel} is not in the folder"));
         };
         self.touch(rel, c);
+        self.mark(rel);
+        self.mark(to);
         let bytes = self.overlay.files.remove(rel);
         match &origin {
             Origin::Created => {
@@ -309,6 +373,10 @@ impl Virtual {
             self.original(orig)?; // its backup copy is made from these bytes
         }
         self.touch(rel, c);
+        self.mark(rel);
+        if let Origin::Disk(orig) = &origin {
+            self.mark(orig);
+        }
         self.overlay.files.remove(rel);
         match origin {
             Origin::Created => {
@@ -328,6 +396,7 @@ impl Virtual {
             return Err(format!("{rel} already exists"));
         }
         let like = self.original_name(like);
+        self.mark(rel);
         self.overlay.files.insert(rel.to_string(), bytes.to_vec());
         self.created.insert(rel.to_string());
         let t = self.touch(rel, c);

@@ -274,22 +274,22 @@ fn verdict(
     if ev.orphaned == 0 {
         return format!("agent sees all {counted}{gap_note}");
     }
-    let lagging: Vec<usize> = checks::head_lag::find(ctx)
-        .map(|l| l.events.clone())
+    let lagging: std::collections::HashSet<usize> = checks::head_lag::find(ctx)
+        .map(|l| l.events.iter().copied().collect())
         .unwrap_or_default();
-    let cut_actions: Vec<usize> = checks::misparented_recovery_error::find(ctx)
-        .iter()
-        .map(|m| m.action)
-        .collect();
+    let cut_actions: std::collections::HashSet<usize> =
+        checks::misparented_recovery_error::find(ctx)
+            .iter()
+            .map(|m| m.action)
+            .collect();
+    let roots: std::collections::HashSet<usize> = false_roots.iter().map(|f| f.root).collect();
     let (mut cut_false, mut before_root, mut off) = (0, 0, 0);
     let (mut lag, mut cut_by_error, mut detached) = (0, 0, 0);
     for &(i, why) in &ctx.views.orphans {
         match why {
             _ if lagging.contains(&i) => lag += 1,
             _ if cut_actions.contains(&i) => cut_by_error += 1,
-            OrphanWhy::BeforeRoot { root } if false_roots.iter().any(|f| f.root == root) => {
-                cut_false += 1
-            }
+            OrphanWhy::BeforeRoot { root } if roots.contains(&root) => cut_false += 1,
             OrphanWhy::BeforeRoot { .. } => before_root += 1,
             OrphanWhy::OffBranch { .. } => off += 1,
             OrphanWhy::Detached | OrphanWhy::CannotLoad => detached += 1,

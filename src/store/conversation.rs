@@ -117,6 +117,10 @@ pub struct Conversation {
     /// The planned contents it was read with (a repair's later passes):
     /// [`Conversation::bytes`] reads through it.
     pub overlay: Overlay,
+    /// Its `events/` folder as it was opened and listed (each component
+    /// without following a link): a file of the log is read again through
+    /// it, not through the path from `root`.
+    pub events_root: Option<DirFd>,
 }
 
 impl Conversation {
@@ -259,11 +263,8 @@ fn read_listed(
     let listed = listed_regular && !overlay.renamed.contains_key(rel);
     // an event file through the events/ folder held (one open per folder,
     // not one per file)
-    let read = match (events, source.strip_prefix("events/")) {
-        (Some(ev), Some(name)) if !name.contains('/') => ev.read_regular(name, listed),
-        _ => dir.read_regular(source, listed),
-    };
-    read.map(|(b, md)| (b, md.mtime))
+    let (held, name) = dir.route(events, source);
+    held.read_regular(name, listed).map(|(b, md)| (b, md.mtime))
 }
 
 fn read_doc(
@@ -346,6 +347,7 @@ impl Conversation {
             changed_during_read: false,
             access_errors: access_error(dir, e).into_iter().collect(),
             overlay: Overlay::new(),
+            events_root: None,
         }
     }
 
@@ -378,7 +380,7 @@ impl Conversation {
         } else {
             Doc::Missing
         };
-        let mut events = read_events(root, version, overlay, cache);
+        let (mut events, events_root) = read_events(root, version, overlay, cache);
         access.append(&mut events.access_errors);
         // A file that read as broken may just have been mid-write: if it is
         // no longer what was read, or anything else moved, say so.
@@ -406,6 +408,7 @@ impl Conversation {
             changed_during_read,
             access_errors: access,
             overlay: overlay.clone(),
+            events_root,
         }
     }
 
@@ -414,7 +417,10 @@ impl Conversation {
     /// bytes the model did not keep.
     pub fn read_file(&self, rel: &str) -> Result<(Vec<u8>, Meta), Unreadable> {
         match &self.root {
-            Some(root) => root.read_regular(rel, false).map_err(Unreadable::from),
+            Some(root) => {
+                let (dir, name) = root.route(self.events_root.as_ref(), rel);
+                dir.read_regular(name, false).map_err(Unreadable::from)
+            }
             None => Err(Unreadable::Io("the folder could not be opened".into())),
         }
     }
@@ -465,12 +471,12 @@ fn read_events(
     version: Version,
     overlay: &Overlay,
     cache: Option<&RecordCache>,
-) -> EventDir {
+) -> (EventDir, Option<DirFd>) {
     let events_dir = &dir.path().join("events");
     let wide_index = version.wide_index();
     let mut out = EventDir::default();
     match dir.lstat("events") {
-        Err(_) => return out,
+        Err(_) => return (out, None),
         Ok(md) if !md.is_dir() => {
             out.exists = true;
             out.error = Some(match md.kind_name() {
@@ -480,7 +486,7 @@ fn read_events(
                 Some(what) => format!("`events` is a {what}, not a directory"),
                 None => "`events` is a file, not a directory".into(),
             });
-            return out;
+            return (out, None);
         }
         Ok(_) => out.exists = true,
     }
@@ -492,7 +498,7 @@ fn read_events(
         Err(e) => {
             out.error = Some(format!("`events/` cannot be listed: {}", io_reason(&e)));
             out.access_errors.extend(access_error(events_dir, &e));
-            return out;
+            return (out, None);
         }
     };
     let (_, listing) = rayon::join(
@@ -507,7 +513,7 @@ fn read_events(
         Err(e) => {
             out.error = Some(format!("`events/` cannot be listed: {}", io_reason(&e)));
             out.access_errors.extend(access_error(events_dir, &e));
-            return out;
+            return (out, None);
         }
     };
     // files a planned repair adds (renamed or created event files), after
@@ -605,5 +611,5 @@ fn read_events(
         }
     }
     out.stray.sort_by(|a, b| a.name.cmp(&b.name));
-    out
+    (out, Some(held))
 }

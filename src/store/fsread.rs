@@ -402,6 +402,18 @@ impl DirFd {
         }
     }
 
+    /// The folder `rel` is reached through and its name there: `events`
+    /// (held once by the caller, without following a link) for a file of
+    /// the log, this folder otherwise. A log of many events is read and
+    /// `stat`ed through `events` many times while a repair is planned: one
+    /// system call each, not one more per path component.
+    pub fn route<'a>(&'a self, events: Option<&'a DirFd>, rel: &'a str) -> (&'a DirFd, &'a str) {
+        match (events, rel.strip_prefix("events/")) {
+            (Some(ev), Some(name)) if !name.contains('/') => (ev, name),
+            _ => (self, rel),
+        }
+    }
+
     /// `lstat` of `rel` (a link is not followed).
     pub fn lstat(&self, rel: &str) -> std::io::Result<Meta> {
         self.at(rel, |d, n| {

@@ -82,6 +82,12 @@ impl<'a> Map<'a> {
         Some(self.entries.swap_remove(i).1)
     }
 
+    /// `serde_json::Map::shift_remove`: the others keep their order.
+    pub fn shift_remove(&mut self, key: &str) -> Option<Value<'a>> {
+        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        Some(self.entries.remove(i).1)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = PairRef<'_, 'a>> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
@@ -160,6 +166,30 @@ impl<'a> Value<'a> {
             Value::Array(_) => "[…]".into(),
             Value::Object(_) => "{…}".into(),
         }
+    }
+
+    /// `serde_json::Value::pointer_mut`: the value at an RFC 6901 pointer
+    /// (`~1` is `/`, `~0` is `~`; an array index without a sign or a
+    /// leading zero).
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value<'a>> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let mut at = self;
+        for token in pointer.strip_prefix('/')?.split('/') {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            at = match at {
+                Value::Object(m) => m.get_mut(&token)?,
+                Value::Array(a) => {
+                    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
+                        return None;
+                    }
+                    a.get_mut(token.parse::<usize>().ok()?)?
+                }
+                _ => return None,
+            };
+        }
+        Some(at)
     }
 
     pub fn is_null(&self) -> bool {

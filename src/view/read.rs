@@ -71,6 +71,43 @@ impl std::fmt::Display for ReadError {
     }
 }
 
+/// For each index `i` of `0..=n`, the nearest index before it that `pred`
+/// holds for: one pass, so a planner asks it of every event of a log
+/// without a scan back from each.
+pub fn nearest_before(n: usize, mut pred: impl FnMut(usize) -> bool) -> Vec<Option<usize>> {
+    let mut last = None;
+    (0..=n)
+        .map(|i| {
+            let before = last;
+            if i < n && pred(i) {
+                last = Some(i);
+            }
+            before
+        })
+        .collect()
+}
+
+/// For each index `i` of `0..n`, the nearest index after it that `pred`
+/// holds for (one pass, from the end).
+pub fn nearest_after(n: usize, mut pred: impl FnMut(usize) -> bool) -> Vec<Option<usize>> {
+    let mut out = vec![None; n];
+    let mut next = None;
+    for i in (0..n).rev() {
+        out[i] = next;
+        if pred(i) {
+            next = Some(i);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Events read through a [`Reader`] on this thread (tests prove a
+    /// planner reads the log a bounded number of times).
+    pub static READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 pub struct Reader<'a> {
     pub conv: &'a Conversation,
     pub index: &'a Index,
@@ -85,6 +122,9 @@ pub struct Reader<'a> {
     /// path, while another file has that very name (a 5- and a 6-digit
     /// spelling of one event): the SDK reads that other file's bytes.
     redirect: std::collections::HashMap<usize, usize>,
+    /// For each index, the nearest readable index before it (made on first
+    /// use: one pass over the log).
+    readable_before: std::sync::OnceLock<Vec<Option<usize>>>,
 }
 
 impl<'a> Reader<'a> {
@@ -150,6 +190,7 @@ impl<'a> Reader<'a> {
                 .map(|_| std::sync::OnceLock::new())
                 .collect(),
             redirect,
+            readable_before: std::sync::OnceLock::new(),
         }
     }
 
@@ -236,6 +277,8 @@ impl<'a> Reader<'a> {
 
     /// `EventLog[idx]` as the SDK of `self.version` would do it.
     pub fn read(&self, idx: usize) -> Result<&'a EventRecord, ReadError> {
+        #[cfg(test)]
+        READS.with(|c| c.set(c.get() + 1));
         let verdict = match self.verdicts.get(idx) {
             Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ())),
             None => return self.judge(idx),
@@ -248,6 +291,28 @@ impl<'a> Reader<'a> {
                 .expect("a readable event has a record")),
             Err(e) => Err(e.clone()),
         }
+    }
+
+    /// Whether [`Reader::read`] of `idx` succeeds (without a copy of the
+    /// error).
+    pub fn readable(&self, idx: usize) -> bool {
+        #[cfg(test)]
+        READS.with(|c| c.set(c.get() + 1));
+        match self.verdicts.get(idx) {
+            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ())).is_ok(),
+            None => self.judge(idx).is_ok(),
+        }
+    }
+
+    /// The nearest index before `idx` that the SDK reads (the parent a
+    /// tolerant reader assumes for an event whose own is lost). Every
+    /// index's answer is found in one pass over the log, on the first ask.
+    pub fn readable_before(&self, idx: usize) -> Option<usize> {
+        let n = self.len();
+        let before = self
+            .readable_before
+            .get_or_init(|| nearest_before(n, |i| self.readable(i)));
+        before[idx.min(n)]
     }
 
     /// [`Reader::read`], decided afresh.

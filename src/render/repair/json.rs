@@ -6,7 +6,7 @@
 //! Nothing here carries event content: a change is named by its file, its
 //! action and the sentence the human output prints, never by its bytes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -142,7 +142,12 @@ fn applicability(p: &Plan, checks: &[&'static str], file: &str) -> &'static str 
     let unsafe_check = checks.iter().any(|c| {
         checks::find(c).is_some_and(|k| k.repair().applicability == Applicability::Unsafe)
     });
-    if unsafe_check || p.unsafe_made.iter().any(|f| f == file) {
+    // (`unsafe_made` is sorted: the engine lists it from a sorted map)
+    if unsafe_check
+        || p.unsafe_made
+            .binary_search_by(|f| f.as_str().cmp(file))
+            .is_ok()
+    {
         "unsafe"
     } else {
         "safe"
@@ -191,13 +196,15 @@ pub fn changes(p: &Plan) -> Vec<Change> {
     out
 }
 
-fn severity_of(p: &Plan, check: &str, file: &str) -> Option<Severity> {
-    p.before
-        .findings
-        .iter()
-        .filter(|f| f.check == check && f.file == file)
-        .map(|f| f.severity)
-        .max()
+/// The highest severity of the findings before the repair, by check and
+/// file.
+fn severities(p: &Plan) -> HashMap<(&str, &str), Severity> {
+    let mut out: HashMap<(&str, &str), Severity> = HashMap::new();
+    for f in &p.before.findings {
+        let s = out.entry((f.check, f.file.as_str())).or_insert(f.severity);
+        *s = (*s).max(f.severity);
+    }
+    out
 }
 
 /// What happened to one conversation. `applied` is `persist::apply`'s
@@ -248,13 +255,15 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
         }
     }
     let mut left = Vec::new();
+    let severities = severities(p);
+    let severity_of = |check: &str, file: &str| severities.get(&(check, file)).copied();
     for l in &p.left {
         if l.reason == LeftReason::Refused {
             bump(l.check, &|c| c.refused += 1);
             refused.push(RefusedFinding {
                 check: l.check,
                 file: l.file.clone(),
-                severity: severity_of(p, l.check, &l.file),
+                severity: severity_of(l.check, &l.file),
                 reason: p.refused.clone().unwrap_or_else(|| l.why.clone()),
             });
         } else {
@@ -262,7 +271,7 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
             left.push(LeftFinding {
                 check: l.check,
                 file: l.file.clone(),
-                severity: severity_of(p, l.check, &l.file),
+                severity: severity_of(l.check, &l.file),
                 reason: l.reason.as_str(),
                 why: l.why.clone(),
             });
