@@ -239,6 +239,9 @@ struct Slotted<'a> {
     why: String,
 }
 
+/// For each index, the nearest index before and after it that a rule holds for.
+type Nearest = (Vec<Option<usize>>, Vec<Option<usize>>);
+
 /// Plan a placeholder for every event of the log the SDK cannot read for a
 /// reason of `class`. Linear in the log whatever its shape: what one
 /// event's placeholder needs of the others (the readable event before it,
@@ -250,7 +253,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
     let mut actions: Option<HashMap<&str, usize>> = None;
     let mut answered: Option<Answered> = None;
     let mut owner_before: Option<Vec<Option<usize>>> = None;
-    let mut stamped: Option<(Vec<Option<usize>>, Vec<Option<usize>>)> = None;
+    let mut stamped: Option<Nearest> = None;
     let mut slots: Vec<Slotted> = Vec::new();
     for i in 0..n {
         let Err(err) = ctx.reader.read(i) else {
