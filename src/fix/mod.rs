@@ -14,6 +14,7 @@ pub mod patch;
 pub mod persist;
 mod state;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::checks::{self, Finding};
@@ -382,28 +383,38 @@ pub fn fixable(
     };
     let safe = plan_with(false);
     let cleared: Vec<_> = safe.cleared().into_iter().map(|(f, _)| key(f)).collect();
-    let mut rest = cleared.clone();
+    // (check, file) -> how many of its findings: multisets, so a folder of
+    // 100,000 findings is marked in one pass, not one search per finding
+    let mut rest: HashMap<(&'static str, String), usize> = HashMap::new();
+    for k in &cleared {
+        *rest.entry(k.clone()).or_default() += 1;
+    }
     let more_possible = safe.unsafe_pending()
         || (safe.refused.is_none() && selected_repairable(safe.remaining(), selected));
     let mut unsafe_more = Vec::new();
     if more_possible && event_bytes(dir) > UNSAFE_PLAN_MAX_BYTES {
         // a second plan of a big folder may cost minutes: what the safe
         // plan leaves for --unsafe-fixes stands for it
+        let mut by_key: HashMap<(&'static str, &str), usize> = HashMap::new();
+        for f in &safe.before.findings {
+            *by_key.entry((f.check, f.file.as_str())).or_default() += 1;
+        }
+        let mut told = std::collections::HashSet::new();
         for l in safe.left.iter().filter(|l| l.needs_unsafe) {
-            let n = safe
-                .before
-                .findings
-                .iter()
-                .filter(|f| f.check == l.check && f.file == l.file);
-            unsafe_more.extend(n.map(key));
+            if !told.insert((l.check, l.file.as_str())) {
+                continue;
+            }
+            let n = by_key
+                .get(&(l.check, l.file.as_str()))
+                .copied()
+                .unwrap_or(0);
+            unsafe_more.extend(std::iter::repeat_n((l.check, l.file.clone()), n));
         }
     } else if more_possible {
         for k in plan_with(true).cleared().into_iter().map(|(f, _)| key(f)) {
-            match rest.iter().position(|r| *r == k) {
-                Some(i) => {
-                    rest.swap_remove(i);
-                }
-                None => unsafe_more.push(k),
+            match rest.get_mut(&k) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => unsafe_more.push(k),
             }
         }
     }
@@ -419,13 +430,22 @@ impl Fixable {
     /// `repair --unsafe-fixes` clears (as many of each (check, file) as
     /// the plans clear).
     pub fn mark(&self, findings: &mut [Finding]) {
-        let mut safe = self.safe.clone();
-        let mut more = self.unsafe_more.clone();
-        let take = |from: &mut Vec<(&'static str, String)>, f: &Finding| {
-            from.iter()
-                .position(|(c, file)| *c == f.check && *file == f.file)
-                .map(|i| from.swap_remove(i))
-                .is_some()
+        let count = |v: &[(&'static str, String)]| {
+            let mut m: HashMap<(&'static str, String), usize> = HashMap::new();
+            for k in v {
+                *m.entry(k.clone()).or_default() += 1;
+            }
+            m
+        };
+        let (mut safe, mut more) = (count(&self.safe), count(&self.unsafe_more));
+        let take = |from: &mut HashMap<(&'static str, String), usize>, f: &Finding| match from
+            .get_mut(&(f.check, f.file.clone()))
+        {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
         };
         for f in findings {
             f.fixable = take(&mut safe, f);
