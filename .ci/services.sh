@@ -11,8 +11,8 @@
 #   services_stop                                # CONVO_DOCTOR_GCS_ENDPOINT
 #
 # Everything lives under one temporary directory; nothing is left running
-# after services_stop. Ports: 54329 (Postgres), 54330 (S3), 54331 (GCS), on
-# 127.0.0.1 only.
+# after services_stop. Ports: 54329 (Postgres), 54330 (S3), 54331 (GCS),
+# 54332 (S3 with IAM enforced), on 127.0.0.1 only.
 
 _svc_root=""
 _svc_pids=()
@@ -117,6 +117,22 @@ _svc_s3() {
   _svc_log "S3 (moto $("$_svc_root/venv/bin/python" -c 'import moto; print(moto.__version__)')) on $CONVO_DOCTOR_S3_ENDPOINT"
 }
 
+# issue 24: a second S3 server that enforces IAM (moto checks credentials
+# and policies once INITIAL_NO_AUTH_ACTION_COUNT requests have been made),
+# holding a bucket `oh-locked` and a user with no policy: a real "access
+# denied". Exports CONVO_DOCTOR_S3_LOCKED="ENDPOINT KEY SECRET".
+_svc_s3_locked() {
+  INITIAL_NO_AUTH_ACTION_COUNT=3 "$_svc_root/venv/bin/moto_server" -H 127.0.0.1 -p 54332 \
+    >"$_svc_root/moto-locked.log" 2>&1 &
+  _svc_pids+=($!)
+  _svc_wait_port 54332 "moto (IAM enforced)" || return 1
+  "$_svc_root/venv/bin/python" fixtures/gen/appserver_load.py locked http://127.0.0.1:54332 \
+    "$_svc_root/locked-key" || return 1
+  CONVO_DOCTOR_S3_LOCKED="http://127.0.0.1:54332 $(cat "$_svc_root/locked-key")"
+  export CONVO_DOCTOR_S3_LOCKED
+  _svc_log "S3 with IAM enforced (moto) on http://127.0.0.1:54332 (bucket oh-locked)"
+}
+
 # issue 24: the GCS emulator, loaded with the objects of the S3 bucket
 _svc_gcs() {
   local bin
@@ -138,6 +154,9 @@ services_start() {
   _svc_root=$(mktemp -d /tmp/convo-doctor-services.XXXXXX)
   _svc_postgres
   _svc_venv
+  # before the loads, whose many connections take ephemeral ports (54332
+  # among them: "Port 54332 is in use")
+  _svc_s3_locked
   _svc_s3
   _svc_gcs
 }

@@ -453,7 +453,11 @@ impl clap::builder::TypedValueParser for CheckId {
 /// 0, as clap does; a usage error is printed with the prefix of every other
 /// error (`convo-doctor: error: …`) and exits 2.
 pub fn parse() -> Cli {
-    match Cli::try_parse() {
+    use clap::FromArgMatches;
+    let parsed = command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map_err(|e| e.format(&mut command())));
+    match parsed {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
@@ -461,6 +465,53 @@ pub fn parse() -> Cli {
             std::process::exit(2)
         }
     }
+}
+
+/// The command line as declared above, with `-h` cut to a screen: an
+/// option whose description runs past its gist (`gist`) shows the
+/// gist under `-h` and the whole of it under `--help` (clap's short and long
+/// help; `-h` then ends "see more with '--help'").
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    short_help(Cli::command())
+}
+
+fn short_help(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_long_help().is_some() {
+            return a;
+        }
+        let Some(full) = a.get_help().map(ToString::to_string) else {
+            return a;
+        };
+        match gist(&full) {
+            Some(first) => a.help(first).long_help(full),
+            None => a,
+        }
+    })
+    .mut_subcommands(short_help)
+}
+
+/// The gist of `s` for `-h`, when more follows it: up to the first end of a
+/// sentence (`.` then a capital or a line break), or the first `: `, `; `
+/// or ` (` (what follows them explains, lists or qualifies). `e.g. 90m`
+/// ends nothing.
+fn gist(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    for i in 0..b.len().saturating_sub(2) {
+        let ends = match (b[i], b[i + 1]) {
+            (b'.', b' ') => b[i + 2].is_ascii_uppercase(),
+            (b'.', b'\n') => true,
+            (b':' | b';', b' ') => true,
+            (b' ', b'(') => true,
+            _ => false,
+        };
+        if ends {
+            let gist = s[..i].trim_end_matches('.');
+            return (!gist.is_empty()).then(|| gist.to_string());
+        }
+    }
+    None
 }
 
 fn parse_version(s: &str) -> Result<Version, String> {
@@ -494,5 +545,38 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn short_help_is_the_gist() {
+        assert_eq!(
+            gist("Only this one. The rest, e.g. 90m, is long help."),
+            Some("Only this one".to_string())
+        );
+        assert_eq!(
+            gist("Scan only shard K of N (K from 0); and more"),
+            Some("Scan only shard K of N".to_string())
+        );
+        assert_eq!(
+            gist("The copy: `s3://B` or a folder"),
+            Some("The copy".to_string())
+        );
+        assert_eq!(gist("One sentence, e.g. 90m."), None);
+        assert_eq!(gist("a.b c. d"), None);
+    }
+
+    /// `-h` fits a screen; `--help` keeps every word of every option.
+    #[test]
+    fn dash_h_is_a_screen_and_dash_dash_help_the_whole() {
+        for sub in ["diagnose", "repair", "undo"] {
+            let mut c = command();
+            let c = c.find_subcommand_mut(sub).expect("a subcommand");
+            let short = c.render_help().to_string();
+            let long = c.render_long_help().to_string();
+            let lines = short.lines().count();
+            assert!(lines <= 52, "{sub} -h is {lines} lines:\n{short}");
+            assert!(long.lines().count() > lines, "{sub}: --help adds nothing");
+        }
     }
 }

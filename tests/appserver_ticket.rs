@@ -326,11 +326,56 @@ fn s3_failures_in_one_line() {
         ),
     ];
     for (store, envs, says) in cases {
+        let started = std::time::Instant::now();
         let e = the_error(&["--events-store", store, &convs], envs);
+        // not a speed target, a bound on waiting: a cause that is known at
+        // once is said at once, with no retries in between (0.4 s measured)
+        let waited = started.elapsed();
+        assert!(waited < std::time::Duration::from_secs(15), "{store}: {waited:?}");
         assert!(e.contains(says), "{store}: {e}");
         assert!(e.len() < 400, "not short: {e}");
         assert!(!e.contains("retries") && !e.contains("api/token"), "{e}");
     }
+}
+
+/// Bullet 3, a real "access denied": a moto server that enforces IAM
+/// (`.ci/services.sh`), a bucket, and the key of a user with no policy.
+/// Listing it is refused with S3's AccessDenied; the run says so once, names
+/// the bucket, and never prints the secret key.
+#[test]
+fn s3_access_denied_in_the_servers_words() {
+    let Some(locked) = service("CONVO_DOCTOR_S3_LOCKED", "the S3 server enforcing IAM (moto)")
+    else {
+        return;
+    };
+    let mut it = locked.split_whitespace();
+    let (Some(endpoint), Some(key), Some(secret)) = (it.next(), it.next(), it.next()) else {
+        panic!("CONVO_DOCTOR_S3_LOCKED is `ENDPOINT KEY SECRET`: {locked}");
+    };
+    let envs = [
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_ACCESS_KEY_ID", key),
+        ("AWS_SECRET_ACCESS_KEY", secret),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let convs = conversations();
+    let out = bin()
+        .args(["diagnose", "--events-store", "s3://oh-locked", &convs])
+        .envs(envs)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.matches("access denied (AccessDenied)").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("`oh-locked`"), "{stderr}");
+    assert!(!stderr.contains(secret), "the secret key was printed: {stderr}");
+    let e = the_error(&["--events-store", "s3://oh-locked", &convs], &envs);
+    assert!(e.contains("access denied (AccessDenied)"), "{e}");
+    assert!(e.len() < 400, "not short: {e}");
 }
 
 /// Bullet 4: `--events-store` on an empty folder (a mount that failed)

@@ -345,9 +345,34 @@ fn concise_is_one_greppable_line_per_finding_with_its_path() {
     }
 }
 
+/// Issue 24: human finding lines name the file relative to the conversation
+/// whose full path heads the block (ticket-sized); concise lines carry the
+/// full path, so `grep false-root` keeps which conversation it was.
 #[test]
-fn human_finding_lines_carry_the_conversation_path() {
+fn human_lines_are_relative_to_their_header_and_concise_lines_whole() {
     let (_, out, _) = run(&["diagnose", "fixtures"]);
+    let mut header = "";
+    let mut hits = 0;
+    for l in out.lines() {
+        if !l.starts_with(' ') && !l.is_empty() {
+            header = l;
+        }
+        if l.contains("[false-root]") {
+            hits += 1;
+            assert!(
+                l.contains("[false-root] events/event-000"),
+                "relative to the header: {l}"
+            );
+            assert!(!l.contains("fixtures/"), "{l}");
+            assert!(
+                header.ends_with("false-root/fd9bd2a279b352c3a6c9a47437e5143e")
+                    || header.ends_with("false-root-damaged/bb2dee216463595daba58913ae175c91"),
+                "under its conversation's header: {header}"
+            );
+        }
+    }
+    assert!(hits > 0, "{out}");
+    let (_, out, _) = run(&["diagnose", "fixtures", "--format", "concise"]);
     let hits: Vec<&str> = out.lines().filter(|l| l.contains("[false-root]")).collect();
     assert!(!hits.is_empty());
     for l in hits {

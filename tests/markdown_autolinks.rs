@@ -9,7 +9,7 @@ mod common;
 
 use serde_json::{json, Value};
 
-use convo_doctor::render::markdown::md;
+use convo_doctor::render::markdown::{code, md};
 
 /// Hostile text of the kinds GitHub links: URLs of each scheme and case,
 /// `www.`, e-mail addresses (plain, `mailto:`, `xmpp:`), in the delimiters
@@ -32,6 +32,7 @@ const SAMPLES: &[&str] = &[
     "@octocat please look",
     "fixes #123",
     "owner/repo#4",
+    "https://evil.example/base_state_json",
 ];
 
 fn fixture() -> Value {
@@ -44,7 +45,7 @@ fn fixture() -> Value {
 fn github_links_nothing_md_makes_of_text_from_disk() {
     let samples: Vec<Value> = SAMPLES
         .iter()
-        .map(|t| json!({"text": t, "markdown": md(t)}))
+        .map(|t| json!({"text": t, "markdown": md(t), "code": code(t, false), "code_in_table": code(t, true)}))
         .collect();
     if std::env::var_os("UPDATE_GFM").is_some() {
         let doc = json!({"samples": samples});
@@ -60,10 +61,21 @@ fn github_links_nothing_md_makes_of_text_from_disk() {
     assert_eq!(recorded.len(), SAMPLES.len(), "regenerate the fixture");
     let mut raw_links = 0;
     for (want, got) in samples.iter().zip(recorded) {
-        assert_eq!(
-            want["markdown"], got["markdown"],
-            "md() changed: UPDATE_GFM=1 cargo test --test markdown_autolinks, then python fixtures/gen/gfm_autolinks.py"
-        );
+        for key in ["markdown", "code", "code_in_table"] {
+            assert_eq!(
+                want[key], got[key],
+                "{key} changed: UPDATE_GFM=1 cargo test --test markdown_autolinks, then python fixtures/gen/gfm_autolinks.py"
+            );
+        }
+        // a name as a code span, in a heading and in a table cell: no link,
+        // and the text copies as it is (one <code>, the sample inside)
+        for key in ["html_code", "html_code_in_table"] {
+            let h = got[key].as_str().expect("rendered by cmark-gfm");
+            assert!(!h.contains("<a "), "{}: {h}", got["text"]);
+            assert_eq!(h.matches("<code>").count(), 1, "{h}");
+            let inner = &h[h.find("<code>").unwrap() + 6..h.find("</code>").unwrap()];
+            assert_eq!(decoded(inner), got["text"].as_str().unwrap(), "{h}");
+        }
         let html = got["html"].as_str().expect("rendered by cmark-gfm");
         let table = got["html_in_table"].as_str().unwrap();
         assert!(!html.contains("<a "), "{}: {html}", got["text"]);
@@ -73,7 +85,7 @@ fn github_links_nothing_md_makes_of_text_from_disk() {
     // every URL and e-mail sample is one cmark-gfm links when left as it is
     // (but `WWW.` in capitals; mentions and references github.com links
     // after rendering)
-    assert_eq!(raw_links, 12, "{doc}");
+    assert_eq!(raw_links, 13, "{doc}");
 }
 
 /// Entities decoded (what a browser and GitHub's filters see as text).
@@ -169,8 +181,32 @@ fn a_markdown_report_of_hostile_text_links_nothing() {
             prose.push('\n');
         }
     }
-    let text = decoded(&prose);
+    // code spans link nothing (github_links_nothing_md_makes_of_text_from_disk
+    // proves it with cmark-gfm): the rest must not either
+    let text = decoded(&without_code_spans(&prose));
     assert!(text.contains("evil.example"), "{text}");
     let found = links(&text);
     assert!(found.is_empty(), "{found:?}\n{text}");
+}
+
+/// `s` without its code spans (a run of backticks to the next run of the
+/// same length).
+fn without_code_spans(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find('`') {
+        out.push_str(&rest[..at]);
+        let run = rest[at..].chars().take_while(|&c| c == '`').count();
+        let fence = "`".repeat(run);
+        let after = &rest[at + run..];
+        match after.find(&fence) {
+            Some(end) => rest = &after[end + run..],
+            None => {
+                out.push_str(&fence);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }

@@ -465,7 +465,11 @@ fn every_graph_of_the_fixtures_is_well_formed_and_bounded() {
         .collect();
     assert_eq!(sections.len(), 25);
     for (s, c) in sections.iter().zip(&with) {
-        assert!(s.starts_with(c["path"].as_str().unwrap()), "{s}");
+        // the heading names the folder as a code span (copies as it is)
+        assert!(
+            s.starts_with(&format!("`{}`", c["path"].as_str().unwrap())),
+            "{s}"
+        );
         assert_eq!(s.matches("```mermaid").count(), 1, "{s}");
     }
     // the others: one row each, and said so
@@ -475,7 +479,7 @@ fn every_graph_of_the_fixtures_is_well_formed_and_bounded() {
         .unwrap();
     let rows = more
         .lines()
-        .filter(|l| l.starts_with("| fixtures/"))
+        .filter(|l| l.starts_with("| `fixtures/"))
         .count();
     assert_eq!(rows, with.len() - 25);
     let clean = convs.len() - with.len();
@@ -530,6 +534,11 @@ fn injections_and_secrets_never_reach_the_report_raw() {
     let p = dir.to_str().unwrap();
     let (code, md, err) = run(&["diagnose", "--format", "markdown", p], &[]);
     assert_eq!(code, 1, "{err}");
+    assert!(!md.contains(KEY), "the key in:\n{md}");
+    // names from disk (the file name above) are code spans, where nothing is
+    // Markdown or HTML (tests/markdown_autolinks.rs renders them with
+    // cmark-gfm); everywhere else nothing from disk is raw
+    let prose = without_code_spans(&md);
     for raw in [
         "\"];",
         "click t0 `",
@@ -537,15 +546,16 @@ fn injections_and_secrets_never_reach_the_report_raw() {
         "<script",
         "<img",
         "|<",
-        KEY,
         "alert(1)>",
     ] {
-        assert!(!md.contains(raw), "{raw:?} raw in:\n{md}");
+        assert!(!prose.contains(raw), "{raw:?} raw in:\n{md}");
     }
+    assert!(md.contains("`events/event-00004-"), "the file as a code span:\n{md}");
     assert!(md.contains("REDACTED:"), "{md}");
     // every table row has its columns, and no more: no `|` from disk
     for line in md.lines().filter(|l| l.starts_with('|')) {
-        let n = line.matches('|').count();
+        // a `|` inside a cell's code span is written `\|` (GFM)
+        let n = line.matches('|').count() - line.matches("\\|").count();
         assert!(n == 6 || n == 3 || n == 5, "{n} pipes: {line}");
     }
     let graphs = mermaid_blocks(&md);
@@ -650,4 +660,34 @@ fn past_twelve_groups_the_rest_are_summed_on_one_line() {
         check_graph(&graphs[0])
     );
     assert!(graphs[0].contains("more[\"8 more events in 8 ranges not drawn\"]"));
+}
+
+/// `s` without its code spans (a run of backticks to the next run of the
+/// same length) and its fenced blocks' fences kept.
+fn without_code_spans(s: &str) -> String {
+    let mut out = String::new();
+    for line in s.lines() {
+        if line.starts_with("```") {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find('`') {
+            out.push_str(&rest[..at]);
+            let run = rest[at..].chars().take_while(|&c| c == '`').count();
+            let fence = "`".repeat(run);
+            let after = &rest[at + run..];
+            match after.find(&fence) {
+                Some(end) => rest = &after[end + run..],
+                None => {
+                    out.push_str(&fence);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
 }

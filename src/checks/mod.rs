@@ -34,6 +34,7 @@ pub mod meta_divergence;
 pub mod meta_duplicate;
 pub mod misparented_recovery_error;
 pub mod not_listed;
+pub mod out_of_order;
 pub mod parent_cycle;
 pub mod plaintext_secret;
 pub mod secret_undecryptable;
@@ -305,6 +306,7 @@ pub static REGISTRY: &[&dyn Check] = &[
     &bad_event_filename::BadEventFilename,
     &dangling_parent::DanglingParent,
     &parent_cycle::ParentCycle,
+    &out_of_order::OutOfOrder,
     &stale_leaf::StaleLeaf,
     &head_lag::HeadLag,
     &misparented_recovery_error::MisparentedRecoveryError,

@@ -224,15 +224,20 @@ impl Renderer for Human {
         let width = self.width;
         let _ = writeln!(s, "{}", self.strong(&clean(r, &r.path)));
         for f in &r.findings {
-            // The conversation's path on every finding line: `grep
-            // false-root` keeps which conversation it was. On a terminal the
-            // message wraps under the head, which is never split.
-            let head = format!(
-                "  {}[{}] {}:",
-                self.sev(f.severity),
-                f.check,
-                clean(r, &super::location(&r.path, &f.file)),
-            );
+            // The file relative to the conversation, whose full path heads
+            // the block: lines short enough to paste into a ticket (`--format
+            // concise` keeps the full path on every line, for grep). On a
+            // terminal the message wraps under the head, which is never split.
+            let head = if f.file.is_empty() {
+                format!("  {}[{}]:", self.sev(f.severity), f.check)
+            } else {
+                format!(
+                    "  {}[{}] {}:",
+                    self.sev(f.severity),
+                    f.check,
+                    clean(r, &f.file),
+                )
+            };
             let message = clean(r, &f.message);
             let fix = super::fixable_tag(f).map(|t| self.faint(t));
             let words = message.split(' ').map(str::to_string).chain(fix);

@@ -32,6 +32,39 @@ pub const MAX_LISTED: usize = 200;
 /// Findings rows per conversation.
 pub const MAX_FINDINGS: usize = 40;
 
+/// An untrusted name (a path, an id, a file) as a code span: it reads the
+/// same rendered and unrendered, and copies as it is, with no entity and no
+/// invisible character in it. Nothing in a code span is Markdown, HTML, an
+/// autolink or a mention (CommonMark 6.1, GFM 6.9); the fence is one
+/// backtick longer than the longest run inside. `in_table`: a `|` is written
+/// `\|`, which GFM reads as `|` inside a cell's code span (GFM example 200).
+/// Line breaks become spaces and unsafe characters `\u{..}` (`sanitize`).
+pub fn code(s: &str, in_table: bool) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
+        .collect();
+    let mut inner = crate::text::sanitize(&flat);
+    if in_table {
+        inner = inner.replace('|', "\\|");
+    }
+    let longest = inner
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if inner.is_empty() {
+        return "` `".to_string();
+    }
+    let pad = if inner.starts_with('`') || inner.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{inner}{pad}{fence}")
+}
+
 /// Untrusted text for Markdown (a paragraph, a heading or a table cell):
 /// every character with a meaning in CommonMark, GFM or HTML as an entity,
 /// and no autolink: GitHub turns `https://…`, `www.…` and e-mail addresses
@@ -60,6 +93,14 @@ pub fn md(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
+            // An `_` between two letters or digits opens and closes no
+            // emphasis (CommonMark 6.2), so `base_state.json` stays readable.
+            '_' if i > 0
+                && chars[i - 1].is_alphanumeric()
+                && next.is_some_and(char::is_alphanumeric) =>
+            {
+                out.push('_')
+            }
             '|' | '`' | '\\' | '*' | '_' | '[' | ']' | '#' | '~' | '!' | '$' | '{' | '}' | '^'
             | '@' => {
                 let _ = write!(out, "&#{};", c as u32);
@@ -134,6 +175,11 @@ fn clean(r: &ConversationReport, s: &str) -> String {
     md(&sanitize(&r.redactor.redact(s)))
 }
 
+/// A name of the conversation's (path, id, file) as a code span.
+fn name(r: &ConversationReport, s: &str, in_table: bool) -> String {
+    code(&r.redactor.redact(s), in_table)
+}
+
 fn label(r: &ConversationReport, s: &str) -> String {
     mm(&sanitize(&r.redactor.redact(s)))
 }
@@ -161,7 +207,7 @@ impl Renderer for Markdown {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} |",
-                clean(r, &r.path),
+                name(r, &r.path, true),
                 worst,
                 r.findings.len(),
                 clean(r, &r.verdict)
@@ -273,7 +319,7 @@ impl Renderer for Markdown {
 }
 
 fn section(s: &mut String, r: &ConversationReport) {
-    let _ = writeln!(s, "## {}\n", clean(r, &r.path));
+    let _ = writeln!(s, "## {}\n", name(r, &r.path, false));
     let listed = match r.listed {
         Some(true) => "yes",
         Some(false) => "no (see not-listed)",
@@ -285,7 +331,7 @@ fn section(s: &mut String, r: &ConversationReport) {
     let _ = writeln!(
         s,
         "**id** {} · **server version** {} · **listed by agent-server** {listed} · **events on disk** {} · **agent's branch** {agent}\n",
-        clean(r, &r.id),
+        name(r, &r.id, false),
         clean(r, &r.server_version),
         r.events.on_disk
     );
@@ -301,7 +347,11 @@ fn section(s: &mut String, r: &ConversationReport) {
                 "| {} | {} | {} | {} | {} |",
                 f.severity.as_str(),
                 f.check,
-                clean(r, &f.file),
+                if f.file.is_empty() {
+                    "-".to_string()
+                } else {
+                    name(r, &f.file, true)
+                },
                 clean(r, &f.message),
                 if f.fixable {
                     "yes"
@@ -488,6 +538,20 @@ mod tests {
         assert_eq!(md("MailTo:x"), "MailTo:&#8205;x");
         assert_eq!(md("#12 # 3"), "&#35;&#8205;12 &#35; 3");
         assert_eq!(md("wwwx.y 10:30"), "wwwx.y 10:30");
+        // intraword `_` is no emphasis: left as it is; at a word's edge not
+        assert_eq!(md("base_state.json"), "base_state.json");
+        assert_eq!(md("_x_ a_ _b"), "&#95;x&#95; a&#95; &#95;b");
+    }
+
+    #[test]
+    fn names_are_code_spans_that_copy_as_they_are() {
+        assert_eq!(code("convs/ab#12@x", false), "`convs/ab#12@x`");
+        assert_eq!(code("a`b", false), "``a`b``");
+        assert_eq!(code("`x``", false), "``` `x`` ```");
+        assert_eq!(code("a|b", true), "`a\\|b`");
+        assert_eq!(code("a|b", false), "`a|b`");
+        assert_eq!(code("l1\nl2\u{202e}", false), "`l1 l2\\u{202e}`");
+        assert_eq!(code("", true), "` `");
     }
 
     #[test]
