@@ -331,7 +331,10 @@ fn s3_failures_in_one_line() {
         // not a speed target, a bound on waiting: a cause that is known at
         // once is said at once, with no retries in between (0.4 s measured)
         let waited = started.elapsed();
-        assert!(waited < std::time::Duration::from_secs(15), "{store}: {waited:?}");
+        assert!(
+            waited < std::time::Duration::from_secs(15),
+            "{store}: {waited:?}"
+        );
         assert!(e.contains(says), "{store}: {e}");
         assert!(e.len() < 400, "not short: {e}");
         assert!(!e.contains("retries") && !e.contains("api/token"), "{e}");
@@ -344,8 +347,10 @@ fn s3_failures_in_one_line() {
 /// the bucket, and never prints the secret key.
 #[test]
 fn s3_access_denied_in_the_servers_words() {
-    let Some(locked) = service("CONVO_DOCTOR_S3_LOCKED", "the S3 server enforcing IAM (moto)")
-    else {
+    let Some(locked) = service(
+        "CONVO_DOCTOR_S3_LOCKED",
+        "the S3 server enforcing IAM (moto)",
+    ) else {
         return;
     };
     let mut it = locked.split_whitespace();
@@ -372,7 +377,10 @@ fn s3_access_denied_in_the_servers_words() {
         "{stderr}"
     );
     assert!(stderr.contains("`oh-locked`"), "{stderr}");
-    assert!(!stderr.contains(secret), "the secret key was printed: {stderr}");
+    assert!(
+        !stderr.contains(secret),
+        "the secret key was printed: {stderr}"
+    );
     let e = the_error(&["--events-store", "s3://oh-locked", &convs], &envs);
     assert!(e.contains("access denied (AccessDenied)"), "{e}");
     assert!(e.len() < 400, "not short: {e}");

@@ -40,7 +40,11 @@ fn two_files_traded_back_by_a_safe_repair_and_undone_exactly() {
     let backups = tmp.path().join("backups");
     let (code, out, err) = repair(&store, &backups, &["--format", "json"], Some("ooo-1"));
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(files(&conv), before, "every name and byte as the SDK wrote them");
+    assert_eq!(
+        files(&conv),
+        before,
+        "every name and byte as the SDK wrote them"
+    );
     let (code, out, _) = run(&["diagnose", s(&store)], &[]);
     assert_eq!(code, 0, "{out}");
     let (code, out, err) = undo(&backups, "ooo-1");
@@ -94,9 +98,79 @@ fn stamp(conv: &Path, at: impl Fn(usize) -> String) {
 /// A clean folder has no link pointing forward: nothing is reported.
 #[test]
 fn in_order_folders_are_quiet() {
-    for f in ["clean-tree", "false-root", "legacy-flat", "abandoned-branch"] {
+    for f in [
+        "clean-tree",
+        "false-root",
+        "legacy-flat",
+        "abandoned-branch",
+    ] {
         let (_tmp, store, _conv) = fixture_copy(f);
         let (_, out, _) = run(&["diagnose", "--only", "out-of-order", s(&store)], &[]);
         assert!(!out.contains("[out-of-order]"), "{f}: {out}");
+    }
+}
+
+/// Issue 23 (`filename-id-mismatch`'s crosses): two files that hold each
+/// other's JSON, one of which the release judged for cannot read (1.58.2's
+/// `extended_content` under 1.33.0), were put back only half: the proof
+/// refused the file that would get the unreadable JSON, so one event's JSON
+/// ended in two files and the other's in none. Now both or neither: safe
+/// repair leaves both with the reason, `--unsafe-fixes` drops the key and
+/// then puts both back.
+#[test]
+fn a_cross_is_put_back_whole_or_not_at_all() {
+    let (_tmp, store, conv) = fixture_copy("clean-tree");
+    let (a, b) = (event_at(&conv, 1), event_at(&conv, 3));
+    let (ba, bb) = (fs::read(&a).unwrap(), fs::read(&b).unwrap());
+    assert!(
+        String::from_utf8_lossy(&bb).contains("extended_content"),
+        "the observation 1.58.2 wrote carries extended_content"
+    );
+    fs::write(&a, &bb).unwrap();
+    fs::write(&b, &ba).unwrap();
+    let args = [
+        "repair",
+        "--dry-run",
+        "--server-version",
+        "1.33.0",
+        "--format",
+        "json",
+    ];
+    let (_, out, err) = run(&[&args[..], &[s(&store)]].concat(), &[]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let planned = doc["conversations"][0]["planned"].as_array().unwrap();
+    assert!(planned.is_empty(), "nothing half: {planned:?}");
+    let left = doc["conversations"][0]["left"].as_array().unwrap();
+    assert!(
+        left.iter().any(|l| l["why"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be read by SDK 1.33.0")),
+        "{left:?}"
+    );
+    let (_, out, _) = run(
+        &[
+            "repair",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--server-version",
+            "1.33.0",
+            "--format",
+            "json",
+            s(&store),
+        ],
+        &[],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let files: Vec<&str> = doc["conversations"][0]["planned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["file"].as_str().unwrap())
+        .collect();
+    for want in [&a, &b] {
+        let name = format!("events/{}", want.file_name().unwrap().to_str().unwrap());
+        assert!(files.contains(&name.as_str()), "{name} not in {files:?}");
     }
 }

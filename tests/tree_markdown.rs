@@ -550,7 +550,10 @@ fn injections_and_secrets_never_reach_the_report_raw() {
     ] {
         assert!(!prose.contains(raw), "{raw:?} raw in:\n{md}");
     }
-    assert!(md.contains("`events/event-00004-"), "the file as a code span:\n{md}");
+    assert!(
+        md.contains("`events/event-00004-"),
+        "the file as a code span:\n{md}"
+    );
     assert!(md.contains("REDACTED:"), "{md}");
     // every table row has its columns, and no more: no `|` from disk
     for line in md.lines().filter(|l| l.starts_with('|')) {

@@ -259,6 +259,18 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             }
             continue;
         };
+        // all the cross's files or none: a content this release cannot read
+        // would be put back only half (the proof refuses the file that gets
+        // it), leaving one event's JSON in two files and the other's in none
+        if let Some(&bad) = c.members.iter().find(|&&m| ctx.reader.read(m).is_err()) {
+            for &m in &c.members {
+                p.leave(
+                    ctx.event_path(m),
+                    format!("events {list} each hold the JSON another of them is named for, but event {} cannot be read by SDK {}: repair that first, then they are put back together", ix(bad), ctx.reader.kinds.source),
+                );
+            }
+            continue;
+        }
         for &m in &c.members {
             let Some(j) = ctx.reader.record(m).and_then(|rec| rec.id.as_deref()) else {
                 continue;

@@ -58,7 +58,10 @@ pub fn find(ctx: &Ctx) -> Option<Disorder> {
     let looped: HashSet<usize> = if forward.is_empty() {
         HashSet::new()
     } else {
-        super::parent_cycle::loops(ctx).into_iter().flatten().collect()
+        super::parent_cycle::loops(ctx)
+            .into_iter()
+            .flatten()
+            .collect()
     };
     forward.retain(|(from, _)| !looped.contains(from));
     let cycle = matches!(ctx.load_error(), Some(LoadError::Cycle { .. })) && looped.is_empty();
@@ -166,9 +169,7 @@ fn swap_fits<'a>(
         let me = at(slot);
         let before = slot.checked_sub(1).and_then(&at);
         let after = (slot + 1 < n).then(|| at(slot + 1)).flatten();
-        me.is_some()
-            && before.is_none_or(|b| Some(b) <= me)
-            && after.is_none_or(|a| me <= Some(a))
+        me.is_some() && before.is_none_or(|b| Some(b) <= me) && after.is_none_or(|a| me <= Some(a))
     })
 }
 

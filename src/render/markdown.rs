@@ -48,11 +48,7 @@ pub fn code(s: &str, in_table: bool) -> String {
     if in_table {
         inner = inner.replace('|', "\\|");
     }
-    let longest = inner
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = inner.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     if inner.is_empty() {
         return "` `".to_string();
