@@ -1,0 +1,196 @@
+//! What Claude Code resends on `--resume`: its chain walk, as measured with
+//! the real client (2.1.328, fixtures/claude/sessions, docs/claude-code.md).
+//!
+//! - A uuid written on several lines is the last line written.
+//! - The leaf is the record of the main chain written last, a uuid written
+//!   again keeping the place of its first line (even when a record names
+//!   it as its parent); `last-prompt`'s `leafUuid` is not used.
+//! - From the leaf the client walks `parentUuid` back. `null` is a root:
+//!   the walk ends there, whatever was written before it (a compaction's
+//!   boundary is such a root on purpose; any other is a cut).
+//! - A parent that names no record (a phantom), or one already walked (a
+//!   loop), is re-attached: to the record with the newest `timestamp`
+//!   strictly before the record's own, not yet walked (the latest written
+//!   of equal stamps). When there is none the record is a root.
+//! - Lines that are not JSON are skipped; sidechain records are not walked
+//!   into from the main chain's leaf.
+
+use std::collections::{HashMap, HashSet};
+
+use super::session::{Parent, Session};
+
+/// Why the walk did not follow a record's `parentUuid` as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broken {
+    /// `parentUuid` is null on a record that is not the session's first
+    /// and not a compaction's boundary.
+    FalseRoot,
+    /// `parentUuid` names no record.
+    Phantom,
+    /// `parentUuid` names a record the walk already passed (a loop).
+    Loop,
+    /// `parentUuid` is not a string or null.
+    Odd,
+}
+
+impl Broken {
+    pub fn words(self) -> &'static str {
+        match self {
+            Broken::FalseRoot => "`parentUuid` is null",
+            Broken::Phantom => "`parentUuid` names no record",
+            Broken::Loop => "`parentUuid` names a record after it in the chain (a loop)",
+            Broken::Odd => "`parentUuid` is neither a uuid nor null",
+        }
+    }
+}
+
+/// A link of the walk that is not the written one.
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// Line index (into `Session::lines`) of the record whose link broke.
+    pub at: usize,
+    pub why: Broken,
+    /// Where the client went instead: the line index it re-attached to, or
+    /// `None` when the walk ended there.
+    pub to: Option<usize>,
+}
+
+/// The client's view of a session.
+#[derive(Debug, Default)]
+pub struct View {
+    /// Line indices of the walked records, root first.
+    pub chain: Vec<usize>,
+    /// The walk's broken links, in walk order (leaf first).
+    pub broken: Vec<Link>,
+    /// The final line of each uuid (a uuid written twice: the last).
+    pub by_uuid: HashMap<String, usize>,
+    /// Line indices of the messages of the flat transcript: every user and
+    /// assistant record off the sidechain, each uuid once (its last line).
+    pub messages: Vec<usize>,
+    /// The messages the walk resends (line indices, file order).
+    pub resent: Vec<usize>,
+    /// Messages written before the chain's compaction boundary: compacted on
+    /// purpose, not lost.
+    pub compacted: Vec<usize>,
+    /// Messages neither resent nor compacted: lost to a broken link.
+    pub lost: Vec<usize>,
+}
+
+pub fn build(s: &Session) -> View {
+    let mut v = View::default();
+    // the final line of each uuid
+    for (i, r) in s.records() {
+        if let (true, Some(u)) = (r.in_tree(), &r.uuid) {
+            v.by_uuid.insert(u.clone(), i);
+        }
+    }
+    let finals: Vec<usize> = {
+        let mut f: Vec<usize> = v.by_uuid.values().copied().collect();
+        f.sort_unstable();
+        f
+    };
+    let rec = |i: usize| s.lines[i].record().expect("a record line");
+    // the leaf: the main-chain record first written last (a uuid written
+    // again keeps the place of its first line, as a JavaScript Map keeps
+    // the place of a key set again)
+    let mut first_at: HashMap<&str, usize> = HashMap::new();
+    for (i, r) in s.records() {
+        if let (true, Some(u)) = (r.in_tree(), r.uuid.as_deref()) {
+            first_at.entry(u).or_insert(i);
+        }
+    }
+    let main: Vec<usize> = finals
+        .iter()
+        .copied()
+        .filter(|&i| !rec(i).sidechain)
+        .collect();
+    let leaf = main.iter().copied().max_by_key(|&i| {
+        first_at
+            .get(rec(i).uuid.as_deref().unwrap_or(""))
+            .copied()
+            .unwrap_or(i)
+    });
+    // re-attachment candidates, by (timestamp, line)
+    let mut by_time: Vec<(&str, usize)> = main
+        .iter()
+        .filter_map(|&i| rec(i).timestamp.as_deref().map(|t| (t, i)))
+        .collect();
+    by_time.sort_unstable();
+    let first_tree = main.first().copied();
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut cur = leaf;
+    let mut walked = Vec::new();
+    while let Some(i) = cur {
+        if !seen.insert(i) {
+            break;
+        }
+        walked.push(i);
+        let r = rec(i);
+        let written = match &r.parent {
+            Parent::Absent | Parent::Null => {
+                if !(r.is_compact_boundary() || Some(i) == first_tree) {
+                    v.broken.push(Link {
+                        at: i,
+                        why: Broken::FalseRoot,
+                        to: None,
+                    });
+                }
+                cur = None;
+                continue;
+            }
+            Parent::Id(p) => match v.by_uuid.get(p) {
+                Some(&j) if !seen.contains(&j) => {
+                    cur = Some(j);
+                    continue;
+                }
+                Some(_) => Broken::Loop,
+                None => Broken::Phantom,
+            },
+            Parent::Odd => Broken::Odd,
+        };
+        let to = r.timestamp.as_deref().and_then(|t| {
+            let end = by_time.partition_point(|&(bt, _)| bt < t);
+            by_time[..end]
+                .iter()
+                .rev()
+                .map(|&(_, j)| j)
+                .find(|j| !seen.contains(j))
+        });
+        v.broken.push(Link {
+            at: i,
+            why: written,
+            to,
+        });
+        cur = to;
+    }
+    walked.reverse();
+    v.chain = walked;
+    v.messages = main
+        .iter()
+        .copied()
+        .filter(|&i| rec(i).is_message())
+        .collect();
+    let on_chain: HashSet<usize> = v.chain.iter().copied().collect();
+    v.resent = v
+        .messages
+        .iter()
+        .copied()
+        .filter(|i| on_chain.contains(i))
+        .collect();
+    let boundary = v
+        .chain
+        .first()
+        .copied()
+        .filter(|&i| rec(i).is_compact_boundary());
+    for &m in &v.messages {
+        if on_chain.contains(&m) {
+            continue;
+        }
+        if boundary.is_some_and(|b| m < b) {
+            v.compacted.push(m);
+        } else {
+            v.lost.push(m);
+        }
+    }
+    v
+}
