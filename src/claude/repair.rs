@@ -1,6 +1,7 @@
 //! Re-linking a broken parent (`claude-broken-parent`): planned here, from
 //! the session and its view; nothing is written by this module.
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::session::{Parent, Session};
@@ -141,4 +142,43 @@ fn edit_parent(text: &str, uuid: &str) -> Option<String> {
 /// Whether `p` is what the plan would leave: used by tests.
 pub fn parent_of(s: &Session, at: usize) -> Option<&Parent> {
     s.lines[at].record().map(|r| &r.parent)
+}
+
+/// One re-link, as reported.
+#[derive(Debug, Serialize)]
+pub struct Relinked {
+    pub line: usize,
+    /// `null`, the phantom uuid, or the loop's target, as written.
+    pub parent_was: Option<String>,
+    pub parent_now: String,
+    /// The line of the record it now names.
+    pub to_line: usize,
+}
+
+/// What became of one session.
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    pub path: String,
+    /// `fixed`, `would-fix` (dry run), `unchanged`, `failed`.
+    pub status: &'static str,
+    pub relinked: Vec<Relinked>,
+    /// The verdict before and after ("resume sends N of M messages…").
+    pub before: String,
+    pub after: String,
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub redactor: crate::secrets::Redactor,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Summary {
+    pub sessions: usize,
+    pub fixed: usize,
+    /// Sessions `--dry-run` would fix.
+    pub would_fix: usize,
+    pub failed: usize,
+    pub run_id: Option<String>,
+    pub backup_dir: Option<String>,
+    pub dry_run: bool,
+    pub errors: Vec<String>,
 }

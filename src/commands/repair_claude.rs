@@ -8,53 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use super::ExitStatus;
+use crate::claude::repair::{Outcome, Relinked, Summary};
 use crate::claude::{self, checks::BROKEN_PARENT, repair as plan, session, view};
 use crate::cli::{RepairArgs, RepairFormat};
 use crate::fix::persist::{self, Run};
 use crate::render;
 use crate::render::output::Output;
-
-/// One re-link, as reported.
-#[derive(Debug, Serialize)]
-pub struct Relinked {
-    pub line: usize,
-    /// `null`, the phantom uuid, or the loop's target, as written.
-    pub parent_was: Option<String>,
-    pub parent_now: String,
-    /// The line of the record it now names.
-    pub to_line: usize,
-}
-
-/// What became of one session.
-#[derive(Debug, Serialize)]
-pub struct Outcome {
-    pub path: String,
-    /// `fixed`, `would-fix` (dry run), `unchanged`, `failed`.
-    pub status: &'static str,
-    pub relinked: Vec<Relinked>,
-    /// The verdict before and after ("resume sends N of M messages…").
-    pub before: String,
-    pub after: String,
-    pub error: Option<String>,
-    #[serde(skip)]
-    pub redactor: crate::secrets::Redactor,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct Summary {
-    pub sessions: usize,
-    pub fixed: usize,
-    /// Sessions `--dry-run` would fix.
-    pub would_fix: usize,
-    pub failed: usize,
-    pub run_id: Option<String>,
-    pub backup_dir: Option<String>,
-    pub dry_run: bool,
-    pub errors: Vec<String>,
-}
 
 /// The bytes read and the bytes to write.
 type Rewrite = (Vec<u8>, Vec<u8>);

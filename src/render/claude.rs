@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::commands::repair_claude::{Outcome, Summary};
+use crate::claude::repair::{Outcome, Summary};
 use crate::secrets::redact_all;
 
 /// One session, human: what was (or would be) re-linked, and the verdict
