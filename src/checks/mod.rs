@@ -333,6 +333,7 @@ pub static REGISTRY: &[&dyn Check] = &[
     &crate::claude::checks::BrokenParent,
     &crate::claude::checks::InvalidLine,
     &crate::claude::checks::DuplicateUuid,
+    &crate::claude::checks::UnpairedTool,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {

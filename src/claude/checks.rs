@@ -11,6 +11,7 @@ use super::view::{Broken, View};
 pub const BROKEN_PARENT: &str = "claude-broken-parent";
 pub const INVALID_LINE: &str = "claude-invalid-line";
 pub const DUPLICATE_UUID: &str = "claude-duplicate-uuid";
+pub const UNPAIRED_TOOL: &str = "claude-unpaired-tool";
 
 pub struct BrokenParent;
 
@@ -94,6 +95,31 @@ docs/claude-code.md."
     fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
 }
 
+pub struct UnpairedTool;
+
+impl Check for UnpairedTool {
+    fn id(&self) -> &'static str {
+        UNPAIRED_TOOL
+    }
+    fn summary(&self) -> &'static str {
+        "Claude Code: a tool_use without its tool_result on the resumed chain, or a result without its call (the client drops the message)"
+    }
+    fn explain(&self) -> &'static str {
+        "A message on the chain `--resume` resends holds a `tool_use` whose \
+`tool_result` is not on the chain, or a `tool_result` whose `tool_use` is not \
+(a record deleted, cut off by a broken link, or a call interrupted). The API \
+refuses unpaired tool blocks; measured with the real client (2.1.328, the \
+differential fuzzer's cases in fixtures/claude/fuzz): it drops such a message \
+from what it resends. No automatic repair yet: answering the call the way \
+the client answers an interrupted one is not proven with the client yet. \
+See docs/claude-code.md."
+    }
+    fn repair(&self) -> Repair {
+        Repair::manual("answering an interrupted call the way the client does is not proven with the client yet")
+    }
+    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+}
+
 /// "line 42".
 pub fn line_name(s: &Session, i: usize) -> String {
     format!("line {}", s.lines[i].no)
@@ -104,6 +130,22 @@ pub fn run(s: &Session, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
     let mut out = Vec::new();
     if selected(BROKEN_PARENT) {
         broken_parent(s, v, &mut out);
+    }
+    if selected(UNPAIRED_TOOL) {
+        for &i in &v.unpaired {
+            let r = s.lines[i].record().expect("a record line");
+            let what = if r.tool_uses.is_empty() {
+                "a tool_result whose tool_use is not on the resumed chain"
+            } else {
+                "a tool_use whose tool_result is not on the resumed chain"
+            };
+            out.push(Finding::new(
+                UNPAIRED_TOOL,
+                Severity::Warning,
+                line_name(s, i),
+                format!("{what}: the client drops this message when it resumes"),
+            ));
+        }
     }
     if selected(INVALID_LINE) {
         for l in &s.lines {

@@ -193,7 +193,7 @@ fn report(
         log_length: tree_records,
         ui_view: m,
         agent_view: Some(v.resent.len()),
-        orphaned: v.lost.len(),
+        orphaned: v.lost.len() + v.unpaired.len(),
     };
     if v.chain.is_empty() {
         r.events.agent_view = None;
@@ -227,8 +227,20 @@ pub fn verdict(a: &Analysis) -> String {
             checks::line_name(s, v.chain[0])
         )
     };
-    if v.lost.is_empty() {
+    let unpaired = if v.unpaired.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "{}{} dropped as unpaired tool calls",
+            if v.lost.is_empty() { "" } else { ", " },
+            v.unpaired.len()
+        )
+    };
+    if v.lost.is_empty() && v.unpaired.is_empty() {
         return format!("resume sends all {m} messages{compacted}");
+    }
+    if v.lost.is_empty() {
+        return format!("resume sends {n} of {m} messages: {unpaired}{compacted}");
     }
     let at = v
         .broken
@@ -239,7 +251,7 @@ pub fn verdict(a: &Analysis) -> String {
         .map(|b| format!(" at {}", checks::line_name(s, b.at)))
         .unwrap_or_default();
     format!(
-        "resume sends {n} of {m} messages: {} cut off{at}{compacted}",
+        "resume sends {n} of {m} messages: {} cut off{at}{unpaired}{compacted}",
         v.lost.len()
     )
 }
@@ -280,8 +292,12 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     _ => (None, "none"),
                 };
                 let superseded = r.uuid.as_ref().and_then(|u| v.by_uuid.get(u)) != Some(&i);
-                let note = if on_chain.contains(&i) {
+                let note = if v.unpaired.contains(&i) {
+                    "an unpaired tool call or result: the client drops it".into()
+                } else if on_chain.contains(&i) {
                     String::new()
+                } else if v.fetched.contains(&i) {
+                    "off the chain; the client fetches it as the result of a call on it".into()
                 } else if superseded {
                     "its uuid is written again later".into()
                 } else if r.sidechain {
@@ -293,7 +309,9 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     Some(st) => format!("{}:{}", r.kind, crate::text::clip(st, 40)),
                     None => crate::text::clip(&r.kind, 40),
                 };
-                out.push(row(Some(kind), parent, link, on_chain.contains(&i), note));
+                let sent =
+                    (on_chain.contains(&i) || v.fetched.contains(&i)) && !v.unpaired.contains(&i);
+                out.push(row(Some(kind), parent, link, sent, note));
             }
             LineKind::Record(_) => {}
         }

@@ -37,6 +37,10 @@ pub struct Record {
     pub version: Option<String>,
     /// The `role` of an object `message` (user and assistant records).
     pub role: Option<String>,
+    /// The ids of the `tool_use` blocks of its message content.
+    pub tool_uses: Vec<String>,
+    /// The `tool_use_id`s of the `tool_result` blocks of its message content.
+    pub tool_results: Vec<String>,
     /// A short digest of the message content, to tell two records written
     /// under one uuid apart (not shown).
     pub content_hash: u64,
@@ -213,7 +217,23 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
         }
         h.finish()
     };
+    let (mut tool_uses, mut tool_results) = (Vec::new(), Vec::new());
+    let blocks = message
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for b in blocks {
+        let id = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
+        match b.get("type").and_then(Value::as_str) {
+            Some("tool_use") => tool_uses.extend(id("id")),
+            Some("tool_result") => tool_results.extend(id("tool_use_id")),
+            _ => {}
+        }
+    }
     LineKind::Record(Box::new(Record {
+        tool_uses,
+        tool_results,
         uuid: s("uuid"),
         parent,
         kind: s("type").unwrap_or_default(),

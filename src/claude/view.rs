@@ -2,9 +2,9 @@
 //! the real client (2.1.328, fixtures/claude/sessions, docs/claude-code.md).
 //!
 //! - A uuid written on several lines is the last line written.
-//! - The leaf is the record of the main chain written last, a uuid written
-//!   again keeping the place of its first line (even when a record names
-//!   it as its parent); `last-prompt`'s `leafUuid` is not used.
+//! - The leaf is the record of the main chain with the newest `timestamp`
+//!   (even when a record names it as its parent, and wherever its line is);
+//!   `last-prompt`'s `leafUuid` is not used.
 //! - From the leaf the client walks `parentUuid` back. `null` is a root:
 //!   the walk ends there, whatever was written before it (a compaction's
 //!   boundary is such a root on purpose; any other is a cut).
@@ -12,6 +12,11 @@
 //!   loop), is re-attached: to the record with the newest `timestamp`
 //!   strictly before the record's own, not yet walked (the latest written
 //!   of equal stamps). When there is none the record is a root.
+//! - A `tool_use` on the chain whose `tool_result` is not on it gets the
+//!   record that holds that result anywhere in the file (the client fetches
+//!   it); a `tool_use` whose result is nowhere, or a `tool_result` whose
+//!   `tool_use` is not on the chain, is dropped with its message (measured
+//!   on records holding only those blocks).
 //! - Lines that are not JSON are skipped; sidechain records are not walked
 //!   into from the main chain's leaf.
 
@@ -69,6 +74,11 @@ pub struct View {
     pub messages: Vec<usize>,
     /// The messages the walk resends (line indices, file order).
     pub resent: Vec<usize>,
+    /// Messages on the chain the client drops: a `tool_use` without its
+    /// `tool_result` on the chain, or a `tool_result` without its `tool_use`.
+    pub unpaired: Vec<usize>,
+    /// Tool results off the chain the client fetches for a call on it.
+    pub fetched: Vec<usize>,
     /// Messages written before the chain's compaction boundary: compacted on
     /// purpose, not lost.
     pub compacted: Vec<usize>,
@@ -90,26 +100,17 @@ pub fn build(s: &Session) -> View {
         f
     };
     let rec = |i: usize| s.lines[i].record().expect("a record line");
-    // the leaf: the main-chain record first written last (a uuid written
-    // again keeps the place of its first line, as a JavaScript Map keeps
-    // the place of a key set again)
-    let mut first_at: HashMap<&str, usize> = HashMap::new();
-    for (i, r) in s.records() {
-        if let (true, Some(u)) = (r.in_tree(), r.uuid.as_deref()) {
-            first_at.entry(u).or_insert(i);
-        }
-    }
     let main: Vec<usize> = finals
         .iter()
         .copied()
         .filter(|&i| !rec(i).sidechain)
         .collect();
-    let leaf = main.iter().copied().max_by_key(|&i| {
-        first_at
-            .get(rec(i).uuid.as_deref().unwrap_or(""))
-            .copied()
-            .unwrap_or(i)
-    });
+    // the leaf: the main-chain record with the newest timestamp (the latest
+    // written of equal stamps; one without a stamp counts as oldest)
+    let leaf = main
+        .iter()
+        .copied()
+        .max_by(|&a, &b| rec(a).timestamp.cmp(&rec(b).timestamp).then(a.cmp(&b)));
     // re-attachment candidates, by (timestamp, line)
     let mut by_time: Vec<(&str, usize)> = main
         .iter()
@@ -171,19 +172,63 @@ pub fn build(s: &Session) -> View {
         .filter(|&i| rec(i).is_message())
         .collect();
     let on_chain: HashSet<usize> = v.chain.iter().copied().collect();
-    v.resent = v
+    let on_chain_msgs: Vec<usize> = v
         .messages
         .iter()
         .copied()
         .filter(|i| on_chain.contains(i))
         .collect();
+    // the results of the calls on the chain: on the chain, or else found
+    // in the file by the call's id (the client fetches them)
+    let mut result_at: HashMap<&str, usize> = HashMap::new();
+    for &i in &v.messages {
+        for t in &rec(i).tool_results {
+            result_at.entry(t.as_str()).or_insert(i);
+        }
+    }
+    let mut uses: HashSet<&str> = HashSet::new();
+    let mut results: HashSet<&str> = HashSet::new();
+    for &i in &on_chain_msgs {
+        uses.extend(rec(i).tool_uses.iter().map(String::as_str));
+        results.extend(rec(i).tool_results.iter().map(String::as_str));
+    }
+    let mut fetched: Vec<usize> = Vec::new();
+    for &i in &on_chain_msgs {
+        for u in &rec(i).tool_uses {
+            if results.contains(u.as_str()) {
+                continue;
+            }
+            if let Some(&j) = result_at.get(u.as_str()) {
+                if !on_chain.contains(&j) && !fetched.contains(&j) {
+                    fetched.push(j);
+                }
+            }
+        }
+    }
+    for &j in &fetched {
+        results.extend(rec(j).tool_results.iter().map(String::as_str));
+    }
+    let mut candidates = on_chain_msgs;
+    candidates.extend(fetched.iter().copied());
+    candidates.sort_unstable();
+    for i in candidates {
+        let r = rec(i);
+        let paired = r.tool_uses.iter().all(|u| results.contains(u.as_str()))
+            && r.tool_results.iter().all(|t| uses.contains(t.as_str()));
+        if paired {
+            v.resent.push(i);
+        } else {
+            v.unpaired.push(i);
+        }
+    }
+    v.fetched = fetched;
     let boundary = v
         .chain
         .first()
         .copied()
         .filter(|&i| rec(i).is_compact_boundary());
     for &m in &v.messages {
-        if on_chain.contains(&m) {
+        if on_chain.contains(&m) || v.fetched.contains(&m) {
             continue;
         }
         if boundary.is_some_and(|b| m < b) {
