@@ -8,12 +8,13 @@ use super::session::{Parent, Session};
 use super::view::{Broken, View};
 
 /// One planned re-link: line index `at` gets `parentUuid` = `to_uuid` (the
-/// record written before it).
+/// record written before it, line index `to`), or null for a compaction's
+/// boundary (a root by design: its link back is `logicalParentUuid`).
 #[derive(Clone, Debug)]
 pub struct Relink {
     pub at: usize,
-    pub to: usize,
-    pub to_uuid: String,
+    pub to: Option<usize>,
+    pub to_uuid: Option<String>,
     pub why: Broken,
 }
 
@@ -29,8 +30,19 @@ pub fn plan(s: &Session, v: &View) -> Vec<Relink> {
         v.chain.iter().enumerate().map(|(k, &i)| (i, k)).collect();
     let mut out = Vec::new();
     for link in &v.broken {
-        // a re-attachment that loses nothing is left to the client? no: it
-        // rests on a heuristic of one version; re-link it too
+        // a re-attachment that loses nothing is re-linked too: it rests on
+        // a heuristic of one client version
+        if rec(link.at).is_compact_boundary() {
+            if link.why != Broken::FalseRoot {
+                out.push(Relink {
+                    at: link.at,
+                    to: None,
+                    to_uuid: None,
+                    why: link.why,
+                });
+            }
+            continue;
+        }
         let prev = (0..link.at).rev().find(|&j| {
             finals.contains(&j)
                 && s.lines[j]
@@ -50,8 +62,8 @@ pub fn plan(s: &Session, v: &View) -> Vec<Relink> {
         };
         out.push(Relink {
             at: link.at,
-            to: prev,
-            to_uuid: uuid,
+            to: Some(prev),
+            to_uuid: Some(uuid),
             why: link.why,
         });
     }
@@ -71,7 +83,7 @@ pub fn apply(s: &Session, relinks: &[Relink]) -> Result<Vec<u8>, String> {
         let line = &s.lines[r.at];
         let text = std::str::from_utf8(&s.bytes[line.start..line.end])
             .map_err(|_| format!("line {} is not UTF-8", line.no))?;
-        let edited = edit_parent(text, &r.to_uuid).ok_or_else(|| {
+        let edited = edit_parent(text, r.to_uuid.as_deref()).ok_or_else(|| {
             format!(
                 "line {}: its `parentUuid` could not be found once at the top level",
                 line.no
@@ -79,7 +91,7 @@ pub fn apply(s: &Session, relinks: &[Relink]) -> Result<Vec<u8>, String> {
         })?;
         // the proof
         let mut want: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        want["parentUuid"] = Value::String(r.to_uuid.clone());
+        want["parentUuid"] = serde_json::json!(r.to_uuid);
         let got: Value =
             serde_json::from_str(&edited).map_err(|e| format!("line {}: {e}", line.no))?;
         if got != want || !same_key_order(&got, &want) {
@@ -103,11 +115,12 @@ fn same_key_order(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// `text` with the value of its one `"parentUuid":` replaced by `uuid`:
+/// `text` with the value of its one `"parentUuid":` replaced by `uuid`
+/// (`None`: null):
 /// `None` unless the key occurs exactly once (so a `parentUuid` quoted
 /// inside a message can never be the one edited) and its value is `null`
 /// or a string.
-fn edit_parent(text: &str, uuid: &str) -> Option<String> {
+fn edit_parent(text: &str, uuid: Option<&str>) -> Option<String> {
     let key = "\"parentUuid\":";
     let mut hits = text.match_indices(key);
     let (at, _) = hits.next()?;
@@ -130,7 +143,7 @@ fn edit_parent(text: &str, uuid: &str) -> Option<String> {
     } else {
         return None;
     };
-    let new = serde_json::to_string(uuid).ok()?;
+    let new = serde_json::to_string(&uuid).ok()?;
     Some(format!(
         "{}{}{}",
         &text[..vstart + ws],
@@ -150,9 +163,10 @@ pub struct Relinked {
     pub line: usize,
     /// `null`, the phantom uuid, or the loop's target, as written.
     pub parent_was: Option<String>,
-    pub parent_now: String,
+    /// `null` for a compaction's boundary.
+    pub parent_now: Option<String>,
     /// The line of the record it now names.
-    pub to_line: usize,
+    pub to_line: Option<usize>,
 }
 
 /// What became of one session.

@@ -37,6 +37,10 @@ pub struct Record {
     pub version: Option<String>,
     /// The `role` of an object `message` (user and assistant records).
     pub role: Option<String>,
+    /// A compaction boundary's `compactMetadata.preservedSegment`: the
+    /// messages (`head` to `tail`, by their links) kept after the summary
+    /// record `anchor`, as uuids.
+    pub preserved: Option<Preserved>,
     /// The ids of the `tool_use` blocks of its message content.
     pub tool_uses: Vec<String>,
     /// The `tool_use_id`s of the `tool_result` blocks of its message content.
@@ -68,6 +72,14 @@ impl Record {
     pub fn is_compact_boundary(&self) -> bool {
         self.kind == "system" && self.subtype.as_deref() == Some("compact_boundary")
     }
+}
+
+/// A compaction's preserved segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preserved {
+    pub head: String,
+    pub anchor: String,
+    pub tail: String,
 }
 
 /// What one line of the file is.
@@ -231,7 +243,19 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
             _ => {}
         }
     }
+    let preserved = o
+        .get("compactMetadata")
+        .and_then(|m| m.get("preservedSegment"))
+        .and_then(|p| {
+            let g = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+            Some(Preserved {
+                head: g("headUuid")?,
+                anchor: g("anchorUuid")?,
+                tail: g("tailUuid")?,
+            })
+        });
     LineKind::Record(Box::new(Record {
+        preserved,
         tool_uses,
         tool_results,
         uuid: s("uuid"),

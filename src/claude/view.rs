@@ -165,6 +165,14 @@ pub fn build(s: &Session) -> View {
         cur = to;
     }
     walked.reverse();
+    // a compaction on the chain keeps a segment of the messages before it
+    // (`compactMetadata.preservedSegment`): resent right after the summary
+    // record it names as the anchor
+    if let Some(&b) = walked.iter().find(|&&i| rec(i).is_compact_boundary()) {
+        if let Some(p) = rec(b).preserved.clone() {
+            splice_preserved(&mut walked, &p, &v.by_uuid, &|i| rec(i));
+        }
+    }
     v.chain = walked;
     v.messages = main
         .iter()
@@ -238,4 +246,47 @@ pub fn build(s: &Session) -> View {
         }
     }
     v
+}
+
+/// Insert the preserved segment (`head` to `tail`, walked back from `tail`
+/// by its written links, at most as many steps as the file has records)
+/// after `anchor` in `chain`, skipping records already on it. Nothing when
+/// the anchor is not on the chain or the walk from `tail` never meets `head`.
+fn splice_preserved<'a>(
+    chain: &mut Vec<usize>,
+    p: &super::session::Preserved,
+    by_uuid: &HashMap<String, usize>,
+    rec: &dyn Fn(usize) -> &'a super::session::Record,
+) {
+    let Some(&anchor) = by_uuid.get(&p.anchor) else {
+        return;
+    };
+    let Some(at) = chain.iter().position(|&i| i == anchor) else {
+        return;
+    };
+    let mut seg = Vec::new();
+    let mut cur = by_uuid.get(&p.tail).copied();
+    let mut steps = 0;
+    while let Some(i) = cur {
+        steps += 1;
+        if steps > by_uuid.len() || seg.contains(&i) {
+            return;
+        }
+        seg.push(i);
+        if rec(i).uuid.as_deref() == Some(p.head.as_str()) {
+            break;
+        }
+        cur = match &rec(i).parent {
+            Parent::Id(q) => by_uuid.get(q).copied(),
+            _ => None,
+        };
+        if cur.is_none() {
+            return;
+        }
+    }
+    seg.reverse();
+    seg.retain(|i| !chain.contains(i));
+    let tail: Vec<usize> = chain.split_off(at + 1);
+    chain.extend(seg);
+    chain.extend(tail);
 }

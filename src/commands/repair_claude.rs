@@ -85,7 +85,7 @@ fn plan_one(path: &Path, dry_run: bool) -> (Outcome, Option<Rewrite>) {
                 _ => None,
             },
             parent_now: r.to_uuid.clone(),
-            to_line: a.session.lines[r.to].no,
+            to_line: r.to.map(|t| a.session.lines[t].no),
         });
     }
     o.status = if dry_run { "would-fix" } else { "fixed" };

@@ -18,16 +18,19 @@ pub fn repair_outcome(w: &mut dyn Write, o: &Outcome) -> io::Result<()> {
     };
     writeln!(w, "{verb} {}", r(&o.path))?;
     for l in &o.relinked {
+        let now = match (&l.parent_now, l.to_line) {
+            (Some(p), Some(t)) => format!("\"{}\" (line {t})", r(p)),
+            (Some(p), None) => format!("\"{}\"", r(p)),
+            (None, _) => "null (a compaction's boundary is a root)".into(),
+        };
         writeln!(
             w,
-            "  line {}: parentUuid {} -> \"{}\" (line {}) [claude-broken-parent]",
+            "  line {}: parentUuid {} -> {now} [claude-broken-parent]",
             l.line,
             match &l.parent_was {
                 Some(p) => format!("\"{}\"", r(p)),
                 None => "null".into(),
             },
-            r(&l.parent_now),
-            l.to_line
         )?;
     }
     if let Some(e) = &o.error {
