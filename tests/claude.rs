@@ -33,6 +33,16 @@ fn sent(v: &Value) -> Vec<u64> {
         .collect()
 }
 
+/// Cases where convo-doctor's view still differs from the client's, each
+/// with what differs: asserted to differ still, so a fix is noticed (and the
+/// case moves out of this list), and reported by docs/claude-code.md.
+const KNOWN_DISAGREEMENTS: &[&str] = &[
+    // the client re-attaches a phantom-parented caveat after a compaction to
+    // the summary written before it (stamped later); convo-doctor's
+    // timestamp rule finds the preserved reply and leaves the summary out
+    "compact-caveat-phantom",
+];
+
 /// Every case of `verdicts.json` in `dir`: the lines the view resends and
 /// whether it resumes, against the client's.
 fn check_verdicts(dir: &Path) -> usize {
@@ -43,13 +53,19 @@ fn check_verdicts(dir: &Path) -> usize {
     for (case, want) in cases {
         let s = session::read(&dir.join(format!("{case}.jsonl"))).unwrap();
         let v = view::build(&s);
-        if want["resumed"].as_bool() != Some(!v.chain.is_empty()) {
-            wrong.push(format!("{case}: resumes? ({})", want["how"]));
-        } else if want["resumed"] == true && lines_of(&s, &v.resent) != sent(&want["sent"]) {
+        let agrees = want["resumed"].as_bool() == Some(!v.chain.is_empty())
+            && (want["resumed"] == false || lines_of(&s, &v.resent) == sent(&want["sent"]));
+        let known = KNOWN_DISAGREEMENTS.contains(&case.as_str());
+        if agrees == known {
             wrong.push(format!(
-                "{case} ({}): client {:?}, convo-doctor {:?}",
+                "{case} ({}){}: client {:?}, convo-doctor {:?}",
                 want["how"],
-                sent(&want["sent"]),
+                if known {
+                    " agrees now: take it off KNOWN_DISAGREEMENTS"
+                } else {
+                    ""
+                },
+                want.get("sent").map(sent),
                 lines_of(&s, &v.resent)
             ));
         }
@@ -74,12 +90,18 @@ fn resent_lines_match_the_real_client_on_every_fuzz_case() {
 #[test]
 fn each_repair_is_the_session_the_client_resumed_whole() {
     let all = verdicts();
-    let clean = sent(&all["cases"]["clean"]["sent"]);
     let mut repaired = 0;
     for (case, want) in all["cases"].as_object().unwrap() {
         let Some(after) = want.get("repaired") else {
             continue;
         };
+        // the undamaged session of the same base
+        let base = if case.starts_with("compact-") {
+            "compact-clean"
+        } else {
+            "clean"
+        };
+        let clean = sent(&all["cases"][base]["sent"]);
         let s = session::read(&dir().join(format!("{case}.jsonl"))).unwrap();
         let v = view::build(&s);
         let plan = repair::plan(&s, &v);
@@ -107,7 +129,7 @@ fn each_repair_is_the_session_the_client_resumed_whole() {
         assert!(rv.broken.is_empty(), "{case}: no broken link left");
         repaired += 1;
     }
-    assert!(repaired >= 8, "{repaired} repaired cases");
+    assert!(repaired >= 14, "{repaired} repaired cases");
 }
 
 fn diagnose_json(path: &Path) -> Value {

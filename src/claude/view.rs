@@ -8,15 +8,21 @@
 //! - From the leaf the client walks `parentUuid` back. `null` is a root:
 //!   the walk ends there, whatever was written before it (a compaction's
 //!   boundary is such a root on purpose; any other is a cut).
-//! - A parent that names no record (a phantom), or one already walked (a
-//!   loop), is re-attached: to the record with the newest `timestamp`
-//!   strictly before the record's own, not yet walked (the latest written
-//!   of equal stamps). When there is none the record is a root.
+//! - A parent that names no record (a phantom) is re-attached to the record
+//!   with the newest `timestamp` strictly before the record's own, not yet
+//!   walked (the latest written of equal stamps); a parent already walked
+//!   (a loop) to the nearest record before it in the file, not yet walked,
+//!   stamped no later than it. When there is none the record is a root.
 //! - A `tool_use` on the chain whose `tool_result` is not on it gets the
 //!   record that holds that result anywhere in the file (the client fetches
 //!   it); a `tool_use` whose result is nowhere, or a `tool_result` whose
 //!   `tool_use` is not on the chain, is dropped with its message (measured
 //!   on records holding only those blocks).
+//! - After a compaction the client loads only the records from the file's
+//!   last `compact_boundary` on, and the segment of earlier messages the
+//!   boundary's `compactMetadata.preservedSegment` names (resent right after
+//!   the summary record, its anchor); a link to any other earlier record is
+//!   a phantom.
 //! - Lines that are not JSON are skipped; sidechain records are not walked
 //!   into from the main chain's leaf.
 
@@ -100,10 +106,28 @@ pub fn build(s: &Session) -> View {
         f
     };
     let rec = |i: usize| s.lines[i].record().expect("a record line");
-    let main: Vec<usize> = finals
+    let mut main: Vec<usize> = finals
         .iter()
         .copied()
         .filter(|&i| !rec(i).sidechain)
+        .collect();
+    // after a compaction the client loads the file from its last boundary
+    // on, and the segment the boundary preserved: nothing else before it
+    let boundary = main
+        .iter()
+        .rev()
+        .copied()
+        .find(|&i| rec(i).is_compact_boundary());
+    let mut segment = Vec::new();
+    if let Some(b) = boundary {
+        if let Some(p) = &rec(b).preserved {
+            segment = preserved_segment(p, &v.by_uuid, &|i| rec(i));
+        }
+        main.retain(|i| *i >= b || segment.contains(i));
+    }
+    let loaded: HashMap<&str, usize> = main
+        .iter()
+        .filter_map(|&i| rec(i).uuid.as_deref().map(|u| (u, i)))
         .collect();
     // the leaf: the main-chain record with the newest timestamp (the latest
     // written of equal stamps; one without a stamp counts as oldest)
@@ -112,7 +136,14 @@ pub fn build(s: &Session) -> View {
         .copied()
         .max_by(|&a, &b| rec(a).timestamp.cmp(&rec(b).timestamp).then(a.cmp(&b)));
     // re-attachment candidates, by (timestamp, line)
-    let mut by_time: Vec<(&str, usize)> = main
+    // (the preserved segment is spliced in, never re-attached to)
+    let segment_set: HashSet<usize> = segment.iter().copied().collect();
+    let attachable: Vec<usize> = main
+        .iter()
+        .copied()
+        .filter(|i| !segment_set.contains(i))
+        .collect();
+    let mut by_time: Vec<(&str, usize)> = attachable
         .iter()
         .filter_map(|&i| rec(i).timestamp.as_deref().map(|t| (t, i)))
         .collect();
@@ -139,7 +170,7 @@ pub fn build(s: &Session) -> View {
                 cur = None;
                 continue;
             }
-            Parent::Id(p) => match v.by_uuid.get(p) {
+            Parent::Id(p) => match loaded.get(p.as_str()) {
                 Some(&j) if !seen.contains(&j) => {
                     cur = Some(j);
                     continue;
@@ -149,13 +180,25 @@ pub fn build(s: &Session) -> View {
             },
             Parent::Odd => Broken::Odd,
         };
-        let to = r.timestamp.as_deref().and_then(|t| {
-            let end = by_time.partition_point(|&(bt, _)| bt < t);
-            by_time[..end]
-                .iter()
-                .rev()
-                .map(|&(_, j)| j)
-                .find(|j| !seen.contains(j))
+        let to = r.timestamp.as_deref().and_then(|t| match written {
+            // a loop: the nearest record before it in the file not walked
+            // yet, stamped no later than it
+            Broken::Loop => {
+                let at = attachable.partition_point(|&j| j < i);
+                attachable[..at].iter().rev().copied().find(|j| {
+                    !seen.contains(j) && rec(*j).timestamp.as_deref().is_some_and(|jt| jt <= t)
+                })
+            }
+            // a phantom: the record stamped last strictly before it, not
+            // walked yet (the latest written of equal stamps)
+            _ => {
+                let end = by_time.partition_point(|&(bt, _)| bt < t);
+                by_time[..end]
+                    .iter()
+                    .rev()
+                    .map(|&(_, j)| j)
+                    .find(|j| !seen.contains(j))
+            }
         });
         v.broken.push(Link {
             at: i,
@@ -165,12 +208,19 @@ pub fn build(s: &Session) -> View {
         cur = to;
     }
     walked.reverse();
-    // a compaction on the chain keeps a segment of the messages before it
-    // (`compactMetadata.preservedSegment`): resent right after the summary
-    // record it names as the anchor
-    if let Some(&b) = walked.iter().find(|&&i| rec(i).is_compact_boundary()) {
-        if let Some(p) = rec(b).preserved.clone() {
-            splice_preserved(&mut walked, &p, &v.by_uuid, &|i| rec(i));
+    // the segment the last compaction preserved is resent right after the
+    // summary record it names as its anchor, when that is on the chain
+    if let Some(p) = boundary.and_then(|b| rec(b).preserved.as_ref()) {
+        if let Some(at) = v
+            .by_uuid
+            .get(&p.anchor)
+            .and_then(|a| walked.iter().position(|i| i == a))
+        {
+            let rest = walked.split_off(at + 1);
+            walked.extend(segment.iter().copied().filter(|i| !rest.contains(i)));
+            walked.extend(rest);
+            let mut once = HashSet::new();
+            walked.retain(|i| once.insert(*i));
         }
     }
     v.chain = walked;
@@ -230,16 +280,12 @@ pub fn build(s: &Session) -> View {
         }
     }
     v.fetched = fetched;
-    let boundary = v
-        .chain
-        .first()
-        .copied()
-        .filter(|&i| rec(i).is_compact_boundary());
+    let loaded_set: HashSet<usize> = main.iter().copied().collect();
     for &m in &v.messages {
         if on_chain.contains(&m) || v.fetched.contains(&m) {
             continue;
         }
-        if boundary.is_some_and(|b| m < b) {
+        if !loaded_set.contains(&m) {
             v.compacted.push(m);
         } else {
             v.lost.push(m);
@@ -248,45 +294,30 @@ pub fn build(s: &Session) -> View {
     v
 }
 
-/// Insert the preserved segment (`head` to `tail`, walked back from `tail`
-/// by its written links, at most as many steps as the file has records)
-/// after `anchor` in `chain`, skipping records already on it. Nothing when
-/// the anchor is not on the chain or the walk from `tail` never meets `head`.
-fn splice_preserved<'a>(
-    chain: &mut Vec<usize>,
+/// The records of a compaction's preserved segment, `head` to `tail`
+/// (walked back from `tail` by the written links, at most as many steps as
+/// the file has records); empty when the walk never meets `head`.
+fn preserved_segment<'a>(
     p: &super::session::Preserved,
     by_uuid: &HashMap<String, usize>,
     rec: &dyn Fn(usize) -> &'a super::session::Record,
-) {
-    let Some(&anchor) = by_uuid.get(&p.anchor) else {
-        return;
-    };
-    let Some(at) = chain.iter().position(|&i| i == anchor) else {
-        return;
-    };
+) -> Vec<usize> {
     let mut seg = Vec::new();
+    let mut seen = HashSet::new();
     let mut cur = by_uuid.get(&p.tail).copied();
-    let mut steps = 0;
     while let Some(i) = cur {
-        steps += 1;
-        if steps > by_uuid.len() || seg.contains(&i) {
-            return;
+        if seg.len() > by_uuid.len() || !seen.insert(i) {
+            return Vec::new();
         }
         seg.push(i);
         if rec(i).uuid.as_deref() == Some(p.head.as_str()) {
-            break;
+            seg.reverse();
+            return seg;
         }
         cur = match &rec(i).parent {
             Parent::Id(q) => by_uuid.get(q).copied(),
             _ => None,
         };
-        if cur.is_none() {
-            return;
-        }
     }
-    seg.reverse();
-    seg.retain(|i| !chain.contains(i));
-    let tail: Vec<usize> = chain.split_off(at + 1);
-    chain.extend(seg);
-    chain.extend(tail);
+    Vec::new()
 }
