@@ -3,7 +3,7 @@
 //! the docs and `--help` know them), run on a session by [`run`], not on an
 //! OpenHands folder (their [`Check::run`] finds nothing there).
 
-use crate::checks::{plural, Applicability, Check, Ctx, Finding, Repair, Severity};
+use crate::checks::{Applicability, Check, Ctx, Finding, Repair, Severity};
 
 use super::session::{LineKind, Session};
 use super::view::{Broken, View};
@@ -33,7 +33,8 @@ or a record already walked (a loop) the client re-attaches to the record \
 with the newest timestamp before the record's own: a warning when that loses \
 nothing (the session depends on the client's heuristic), an error when it \
 skips messages or finds nothing earlier (the environment attachment stamped \
-before the first prompt: the prompt is lost). The repair re-links the record \
+before the first prompt: the prompt is lost). A null that costs nothing (a \
+summary record right after its compaction's boundary) is a warning. The repair re-links the record \
 to the record written before it in the file (the previous record of the main \
 chain), the link the client wrote. See docs/claude-code.md."
     }
@@ -199,6 +200,7 @@ fn broken_parent(s: &Session, v: &View, out: &mut Vec<Finding>) {
     for link in &v.broken {
         let r = rec(link.at);
         let what = match r.kind.as_str() {
+            _ if r.is_compact_boundary() => "a compaction's boundary",
             "user" if r.role.is_some() => "a user record",
             "assistant" => "an assistant record",
             "attachment" => "an attachment",
@@ -208,30 +210,30 @@ fn broken_parent(s: &Session, v: &View, out: &mut Vec<Finding>) {
         // the messages written before this record (in the file) the walk
         // does not resend: what this link costs
         let lost_here = v.lost.iter().filter(|&&j| j < link.at).count();
-        let (severity, effect) = match (link.why, link.to) {
-            (Broken::FalseRoot, _) | (_, None) => (
+        let how = match (link.why, link.to) {
+            (_, Some(to)) => format!(
+                "the client (2.1.328) re-attaches it to {}",
+                line_name(s, to)
+            ),
+            (Broken::FalseRoot, None) => "the client's walk ends there".to_string(),
+            (_, None) => {
+                "the client finds nothing to re-attach it to: its walk ends there".to_string()
+            }
+        };
+        let (severity, effect) = if lost_here > 0 {
+            (
                 Severity::Error,
                 format!(
-                    "resume sends {n} of {m} messages: {} cut off at {}",
+                    "{how}; resume sends {n} of {m} messages, {} cut off at {}",
                     lost_here,
                     line_name(s, link.at)
                 ),
-            ),
-            (_, Some(to)) if lost_here > 0 => (
-                Severity::Error,
-                format!(
-                    "the client re-attaches it by timestamp to {}, skipping {}: resume sends {n} of {m} messages",
-                    line_name(s, to),
-                    plural(lost_here, "message", "messages")
-                ),
-            ),
-            (_, Some(to)) => (
+            )
+        } else {
+            (
                 Severity::Warning,
-                format!(
-                    "the client (2.1.328) re-attaches it by timestamp to {}, losing nothing; another version may not",
-                    line_name(s, to)
-                ),
-            ),
+                format!("{how}, losing nothing now (another client version may not be as kind)"),
+            )
         };
         out.push(Finding::new(
             BROKEN_PARENT,
