@@ -9,7 +9,7 @@
 //!   the walk ends there, whatever was written before it (a compaction's
 //!   boundary is such a root on purpose; any other is a cut).
 //! - A parent that names no record (a phantom) is re-attached to the record
-//!   with the newest `timestamp` strictly before the record's own, not yet
+//!   with the newest `timestamp` no later than the record's own, not yet
 //!   walked (the latest written of equal stamps); a parent already walked
 //!   (a loop) to the nearest record before it in the file, not yet walked,
 //!   stamped no later than it. When there is none the record is a root.
@@ -189,10 +189,10 @@ pub fn build(s: &Session) -> View {
                     !seen.contains(j) && rec(*j).timestamp.as_deref().is_some_and(|jt| jt <= t)
                 })
             }
-            // a phantom: the record stamped last strictly before it, not
+            // a phantom: the record stamped last no later than it, not
             // walked yet (the latest written of equal stamps)
             _ => {
-                let end = by_time.partition_point(|&(bt, _)| bt < t);
+                let end = by_time.partition_point(|&(bt, _)| bt <= t);
                 by_time[..end]
                     .iter()
                     .rev()
