@@ -49,6 +49,15 @@ const KNOWN_DISAGREEMENTS: &[&str] = &[
     // a tool result re-parented onto a later prompt and swapped with an
     // attachment of the first turn
     "s3-0164",
+    // after a compaction (seed c1; 15 more like these are in
+    // docs/claude-code.md): the preserved segment is resent even when its
+    // anchor (the summary) is gone; a phantom after the boundary goes to the
+    // record before it in the file; a record written twice after the
+    // compaction; the boundary itself written twice at the end
+    "c1-0022",
+    "c1-0024",
+    "c1-0060",
+    "c1-0065",
 ];
 
 /// Every case of `verdicts.json` in `dir`: the lines the view resends and
