@@ -180,6 +180,7 @@ pub fn build(s: &Session) -> View {
             },
             Parent::Odd => Broken::Odd,
         };
+        let after_compaction = boundary.is_some_and(|b| i > b) && !segment_set.contains(&i);
         let to = r.timestamp.as_deref().and_then(|t| match written {
             // a loop: the nearest record before it in the file not walked
             // yet, stamped no later than it
@@ -200,6 +201,19 @@ pub fn build(s: &Session) -> View {
                     .find(|j| !seen.contains(j))
             }
         });
+        // after a compaction, a phantom that finds no record stamped before
+        // it goes to the record before it in the file
+        let to = match to {
+            None if written == Broken::Phantom && after_compaction => {
+                let at = attachable.partition_point(|&j| j < i);
+                attachable[..at]
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|j| !seen.contains(j))
+            }
+            to => to,
+        };
         v.broken.push(Link {
             at: i,
             why: written,
@@ -210,12 +224,14 @@ pub fn build(s: &Session) -> View {
     walked.reverse();
     // the segment the last compaction preserved is resent right after the
     // summary record it names as its anchor, when that is on the chain
-    if let Some(p) = boundary.and_then(|b| rec(b).preserved.as_ref()) {
-        if let Some(at) = v
-            .by_uuid
-            .get(&p.anchor)
-            .and_then(|a| walked.iter().position(|i| i == a))
-        {
+    // (after the boundary, when the anchor is gone)
+    if let Some((b, p)) = boundary.and_then(|b| rec(b).preserved.as_ref().map(|p| (b, p))) {
+        let anchor = loaded.get(p.anchor.as_str()).copied();
+        let after = match anchor {
+            Some(a) => walked.iter().position(|&i| i == a),
+            None => walked.iter().position(|&i| i == b),
+        };
+        if let Some(at) = after {
             let rest = walked.split_off(at + 1);
             walked.extend(segment.iter().copied().filter(|i| !rest.contains(i)));
             walked.extend(rest);
