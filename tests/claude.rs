@@ -362,3 +362,18 @@ fn a_session_appended_to_after_the_read_is_left_alone() {
     assert_eq!(std::fs::read(&f).unwrap(), appended);
     assert!(run.manifest.files.is_empty());
 }
+
+#[test]
+fn a_folder_with_other_json_lines_is_not_a_project_folder() {
+    let appserver = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/appserver");
+    assert!(appserver.join("bucket.jsonl").is_file());
+    assert_eq!(convo_doctor::claude::shape(&appserver), None);
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("x.jsonl"), b"{\"a\":1}\n").unwrap();
+    assert_eq!(convo_doctor::claude::shape(tmp.path()), None);
+    std::fs::copy(dir().join("clean.jsonl"), tmp.path().join("s.jsonl")).unwrap();
+    assert_eq!(
+        convo_doctor::claude::shape(tmp.path()),
+        Some(convo_doctor::claude::Shape::Project)
+    );
+}

@@ -34,9 +34,10 @@ pub enum Shape {
 }
 
 /// Whether `path` is a Claude Code store, told by its shape without
-/// following a link: a `*.jsonl` file; a folder holding `*.jsonl` files
-/// and no OpenHands conversation (`events/`, `base_state.json`); a folder
-/// named `projects` inside `.claude`, or `.claude` itself.
+/// following a link: a `*.jsonl` file; a folder holding a `*.jsonl` file
+/// that reads like a session and no OpenHands conversation (`events/`,
+/// `base_state.json`); a folder named `projects` inside `.claude`, or
+/// `.claude` itself.
 pub fn shape(path: &Path) -> Option<Shape> {
     let md = std::fs::symlink_metadata(path).ok()?;
     if md.is_file() {
@@ -59,7 +60,36 @@ pub fn shape(path: &Path) -> Option<Shape> {
     if path.join("events").exists() || path.join("base_state.json").exists() {
         return None;
     }
-    (!jsonl_files(path).is_empty()).then_some(Shape::Project)
+    jsonl_files(path)
+        .iter()
+        .any(|f| looks_like_session(f))
+        .then_some(Shape::Project)
+}
+
+/// Whether a `*.jsonl` file reads like a Claude Code session: its first
+/// 64 KiB name `parentUuid` or `sessionId` (opened without following a link
+/// or blocking on a FIFO), so a folder that merely holds some other JSON
+/// Lines file is not taken for a project folder.
+fn looks_like_session(path: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+    else {
+        return false;
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::new();
+    if f.take(64 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    has(b"\"parentUuid\"") || has(b"\"sessionId\"")
 }
 
 /// A session file's name: `*.jsonl`, one plain component, not hidden.
