@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod appserver;
 pub mod batch;
 pub mod checks;
+pub mod claude;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -331,6 +331,11 @@ pub static REGISTRY: &[&dyn Check] = &[
     &unmigrated_event_layout::UnmigratedEventLayout,
     &row_status_divergence::RowStatusDivergence,
     &row_title_divergence::RowTitleDivergence,
+    // Claude Code sessions (src/claude/checks.rs; run on a session, not a folder)
+    &crate::claude::checks::BrokenParent,
+    &crate::claude::checks::InvalidLine,
+    &crate::claude::checks::DuplicateUuid,
+    &crate::claude::checks::UnpairedTool,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {

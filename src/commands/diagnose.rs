@@ -124,11 +124,18 @@ fn run_scan(
         Some(env) => default_paths(env, summary),
         None => (args.paths.clone(), Vec::new()),
     };
+    // Claude Code sessions (a `.jsonl` file, a project folder,
+    // `~/.claude/projects`): the Claude Code adapter's, each a report
+    let (claude, paths) = claude_paths(paths, summary);
     let sources = open_sources(args, defaults.as_ref(), summary)?;
     if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
         summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
-    let scan = scan::discover(&paths, args.allow_empty);
+    let scan = if paths.is_empty() && !claude.is_empty() {
+        scan::Scan::default()
+    } else {
+        scan::discover(&paths, args.allow_empty)
+    };
     summary.notes.extend(scan.notes);
     for e in scan.errors {
         summary.error(e);
@@ -268,6 +275,21 @@ fn run_scan(
         work,
         &mut emit,
     );
+    // then the Claude Code sessions, in the order given
+    for f in claude
+        .iter()
+        .filter(|f| args.shard.is_none_or(|s| s.contains(f)))
+    {
+        let scanned = if cutoff.is_some_and(|c| !since::modified_since(f, c)) {
+            Scanned::Unmodified
+        } else {
+            let r = crate::claude::analyze(f, f.display().to_string(), selected, events);
+            Scanned::Report(Box::new(r))
+        };
+        if !emit(usize::MAX, Ok(scanned)) {
+            break;
+        }
+    }
     if let Some(src) = &sources {
         // then the app server's conversations that no folder carries, in id
         // order (numbered after the folders)
@@ -361,6 +383,29 @@ fn mark_fixable(dir: &std::path::Path, r: &mut ConversationReport, opts: &Option
         Err(_) => Default::default(),
     };
     fixable.mark(&mut r.findings);
+}
+
+/// The PATHs that are Claude Code stores, as the session files they hold,
+/// and the other PATHs.
+fn claude_paths(paths: Vec<PathBuf>, summary: &mut Summary) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let mut rest = Vec::new();
+    for p in paths {
+        match crate::claude::shape(&p) {
+            Some(shape) => {
+                let (found, errors) = crate::claude::sessions(&p, &shape);
+                for e in errors {
+                    summary.error(e);
+                }
+                if found.is_empty() {
+                    summary.error(format!("no Claude Code session in `{}`", p.display()));
+                }
+                files.extend(found);
+            }
+            None => rest.push(p),
+        }
+    }
+    (files, rest)
 }
 
 /// Whether a format shows `--events`' listing.

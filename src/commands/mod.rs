@@ -4,6 +4,7 @@ pub mod completions;
 pub mod diagnose;
 pub mod explain;
 pub mod repair;
+pub mod repair_claude;
 pub mod undo_list;
 
 pub use crate::exit::ExitStatus;

@@ -67,6 +67,28 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             return ExitStatus::Error;
         }
     };
+    // Claude Code sessions (src/claude/): their own repair, all or none of
+    // the PATHs
+    let claude: Vec<_> = args.paths.iter().map(|p| crate::claude::shape(p)).collect();
+    if !args.paths.is_empty() && claude.iter().all(Option::is_some) {
+        let mut files = Vec::new();
+        let mut errors = Vec::new();
+        for (p, s) in args.paths.iter().zip(&claude) {
+            let (f, e) = crate::claude::sessions(p, s.as_ref().expect("all are"));
+            if f.is_empty() && e.is_empty() {
+                errors.push(format!("no Claude Code session in `{}`", p.display()));
+            }
+            files.extend(f);
+            errors.extend(e);
+        }
+        return super::repair_claude::repair(args, files, errors);
+    }
+    if claude.iter().any(Option::is_some) {
+        render::error(
+            "give Claude Code sessions and OpenHands conversations to separate `repair` runs",
+        );
+        return ExitStatus::Error;
+    }
     let unsafe_fixes = args.unsafe_fixes || args.accept_ambiguous;
     let options = || RepairOptions {
         server_version: args.server_version,

@@ -1,5 +1,6 @@
 //! Renderers: the only code that writes to stdout or stderr.
 
+pub mod claude;
 pub mod concise;
 pub mod human;
 pub mod json;

@@ -72,7 +72,10 @@ impl ManifestEntry {
 /// index spelled short, a name `bad-event-filename` renames from).
 pub(super) fn repairable_file(rel: &str) -> bool {
     match rel.split_once('/') {
-        None => rel == "meta.json" || rel == "base_state.json",
+        // a Claude Code session (`src/claude/`, rewritten by `rewrite_file`)
+        None => {
+            rel == "meta.json" || rel == "base_state.json" || crate::claude::is_session_name(rel)
+        }
         Some(("events", name)) => {
             !name.contains('/')
                 && (crate::store::event::parse_event_name(name, true).is_some()

@@ -21,6 +21,7 @@ mod decide;
 mod fsio;
 mod listing;
 mod locks;
+mod single;
 mod undo;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ pub use decide::{assess, decide, is_count_marker, summarize, Assessment, Decisio
 pub use fsio::{write_atomic, Owner};
 pub use listing::{list_runs, report_run, run_repaired, trusted_run_ids, Listing, RunReport};
 pub use locks::{lock_conversation, Locks};
+pub use single::rewrite_file;
 pub use undo::{undo, Restored};
 
 pub fn sha256(bytes: &[u8]) -> String {

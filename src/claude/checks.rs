@@ -1,0 +1,245 @@
+//! The Claude Code checks: declared like every other check (id, text,
+//! repair; listed in [`crate::checks::REGISTRY`] so `explain`, `--only`,
+//! the docs and `--help` know them), run on a session by [`run`], not on an
+//! OpenHands folder (their [`Check::run`] finds nothing there).
+
+use crate::checks::{Applicability, Check, Ctx, Finding, Repair, Severity};
+
+use super::session::{LineKind, Session};
+use super::view::{Broken, View};
+
+pub const BROKEN_PARENT: &str = "claude-broken-parent";
+pub const INVALID_LINE: &str = "claude-invalid-line";
+pub const DUPLICATE_UUID: &str = "claude-duplicate-uuid";
+pub const UNPAIRED_TOOL: &str = "claude-unpaired-tool";
+
+pub struct BrokenParent;
+
+impl Check for BrokenParent {
+    fn id(&self) -> &'static str {
+        BROKEN_PARENT
+    }
+    fn summary(&self) -> &'static str {
+        "Claude Code: a record's parentUuid is null, names no record or loops, so `--resume` leaves history out or relies on the client's re-attachment"
+    }
+    fn explain(&self) -> &'static str {
+        "Claude Code resumes a session by walking `parentUuid` back from the newest \
+record no record names as its parent, and resends only that chain. Measured \
+with the real client (2.1.328, fixtures/claude/sessions): a `parentUuid` of \
+null on any record but the first (and a compaction's boundary) is a root, \
+and everything written before it is not resent: an error, \"resume sends N \
+of M: K cut off at line L\". A `parentUuid` that names no record (a phantom) \
+or a record already walked (a loop) the client re-attaches to the record \
+with the newest timestamp before the record's own: a warning when that loses \
+nothing (the session depends on the client's heuristic), an error when it \
+skips messages or finds nothing earlier (the environment attachment stamped \
+before the first prompt: the prompt is lost). A null that costs nothing (a \
+summary record right after its compaction's boundary) is a warning. The repair re-links the record \
+to the record written before it in the file (the previous record of the main \
+chain), the link the client wrote. See docs/claude-code.md."
+    }
+    fn repair(&self) -> Repair {
+        Repair {
+            applicability: Applicability::Safe,
+            what: "Claude Code sessions: re-link the record to the record written before it in the file (the previous main-chain record), so `--resume` resends the whole history",
+            guards: "the file is a Claude Code session; the previous main-chain record exists and is not the record's own descendant; only `parentUuid` of that line changes (proven by parsing both)",
+            planner: None,
+        }
+    }
+    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+}
+
+pub struct InvalidLine;
+
+impl Check for InvalidLine {
+    fn id(&self) -> &'static str {
+        INVALID_LINE
+    }
+    fn summary(&self) -> &'static str {
+        "Claude Code: a session line is not a JSON object (the client skips it; a truncated last line loses that record)"
+    }
+    fn explain(&self) -> &'static str {
+        "A line of a Claude Code session that is not a JSON object. Measured with \
+the real client (2.1.328): it skips the line and resumes; a record cut short \
+at the end of the file (a write interrupted) is lost, and when it was the \
+last reply the client resends the prompt before it and answers for it \
+itself (\"No response requested.\"). No automatic repair yet: the line's \
+bytes are all that is left of the record. See docs/claude-code.md."
+    }
+    fn repair(&self) -> Repair {
+        Repair::manual(
+            "the line's bytes are all that is left of the record; the client already skips it",
+        )
+    }
+    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+}
+
+pub struct DuplicateUuid;
+
+impl Check for DuplicateUuid {
+    fn id(&self) -> &'static str {
+        DUPLICATE_UUID
+    }
+    fn summary(&self) -> &'static str {
+        "Claude Code: one uuid written on several lines with different content (the client resends the last one written)"
+    }
+    fn explain(&self) -> &'static str {
+        "Two lines of a Claude Code session carry the same `uuid` and different \
+content. Measured with the real client (2.1.328): it resends the content \
+of the last line written, in the place of the first in the chain. Which \
+content is right is a judgement: no automatic repair. See \
+docs/claude-code.md."
+    }
+    fn repair(&self) -> Repair {
+        Repair::manual("which of the contents is right is a judgement the file cannot make")
+    }
+    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+}
+
+pub struct UnpairedTool;
+
+impl Check for UnpairedTool {
+    fn id(&self) -> &'static str {
+        UNPAIRED_TOOL
+    }
+    fn summary(&self) -> &'static str {
+        "Claude Code: a tool_use without its tool_result on the resumed chain, or a result without its call (the client drops the message)"
+    }
+    fn explain(&self) -> &'static str {
+        "A message on the chain `--resume` resends holds a `tool_use` whose \
+`tool_result` is not on the chain, or a `tool_result` whose `tool_use` is not \
+(a record deleted, cut off by a broken link, or a call interrupted). The API \
+refuses unpaired tool blocks; measured with the real client (2.1.328, the \
+differential fuzzer's cases in fixtures/claude/fuzz): it drops such a message \
+from what it resends. No automatic repair yet: answering the call the way \
+the client answers an interrupted one is not proven with the client yet. \
+See docs/claude-code.md."
+    }
+    fn repair(&self) -> Repair {
+        Repair::manual("answering an interrupted call the way the client does is not proven with the client yet")
+    }
+    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+}
+
+/// "line 42".
+pub fn line_name(s: &Session, i: usize) -> String {
+    format!("line {}", s.lines[i].no)
+}
+
+/// Every Claude Code finding of a session, with its view.
+pub fn run(s: &Session, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if selected(BROKEN_PARENT) {
+        broken_parent(s, v, &mut out);
+    }
+    if selected(UNPAIRED_TOOL) {
+        for &i in &v.unpaired {
+            let r = s.lines[i].record().expect("a record line");
+            let what = if r.tool_uses.is_empty() {
+                "a tool_result whose tool_use is not on the resumed chain"
+            } else {
+                "a tool_use whose tool_result is not on the resumed chain"
+            };
+            out.push(Finding::new(
+                UNPAIRED_TOOL,
+                Severity::Warning,
+                line_name(s, i),
+                format!("{what}: the client drops this message when it resumes"),
+            ));
+        }
+    }
+    if selected(INVALID_LINE) {
+        for l in &s.lines {
+            if let LineKind::Invalid { reason, truncated } = &l.kind {
+                let msg = if *truncated {
+                    format!("the last line ends without a newline and is cut short ({reason}): the record a crash was writing is lost; the client skips it")
+                } else {
+                    format!("{reason}: the client skips this line")
+                };
+                out.push(Finding::new(
+                    INVALID_LINE,
+                    Severity::Warning,
+                    format!("line {}", l.no),
+                    msg,
+                ));
+            }
+        }
+    }
+    if selected(DUPLICATE_UUID) {
+        let mut first: std::collections::HashMap<&str, (usize, u64)> = Default::default();
+        for (i, r) in s.records() {
+            let Some(u) = r.uuid.as_deref().filter(|_| r.in_tree()) else {
+                continue;
+            };
+            match first.get(u) {
+                None => {
+                    first.insert(u, (i, r.content_hash));
+                }
+                Some(&(j, h)) if h != r.content_hash => out.push(Finding::new(
+                    DUPLICATE_UUID,
+                    Severity::Warning,
+                    line_name(s, i),
+                    format!(
+                        "uuid `{}` was written before at {} with other content: the client resends this line's content in its place",
+                        s.redactor.redact(u),
+                        line_name(s, j)
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    out
+}
+
+fn broken_parent(s: &Session, v: &View, out: &mut Vec<Finding>) {
+    let rec = |i: usize| s.lines[i].record().expect("a record line");
+    let n = v.resent.len();
+    let m = v.messages.len() - v.compacted.len();
+    for link in &v.broken {
+        let r = rec(link.at);
+        let what = match r.kind.as_str() {
+            _ if r.is_compact_boundary() => "a compaction's boundary",
+            "user" if r.role.is_some() => "a user record",
+            "assistant" => "an assistant record",
+            "attachment" => "an attachment",
+            "system" => "a system record",
+            _ => "a record",
+        };
+        // the messages written before this record (in the file) the walk
+        // does not resend: what this link costs
+        let lost_here = v.lost.iter().filter(|&&j| j < link.at).count();
+        let how = match (link.why, link.to) {
+            (_, Some(to)) => format!(
+                "the client (2.1.328) re-attaches it to {}",
+                line_name(s, to)
+            ),
+            (Broken::FalseRoot, None) => "the client's walk ends there".to_string(),
+            (_, None) => {
+                "the client finds nothing to re-attach it to: its walk ends there".to_string()
+            }
+        };
+        let (severity, effect) = if lost_here > 0 {
+            (
+                Severity::Error,
+                format!(
+                    "{how}; resume sends {n} of {m} messages, {} cut off at {}",
+                    lost_here,
+                    line_name(s, link.at)
+                ),
+            )
+        } else {
+            (
+                Severity::Warning,
+                format!("{how}, losing nothing now (another client version may not be as kind)"),
+            )
+        };
+        out.push(Finding::new(
+            BROKEN_PARENT,
+            severity,
+            line_name(s, link.at),
+            format!("on {what}, {}: {effect}", link.why.words()),
+        ));
+    }
+}

@@ -1,0 +1,350 @@
+//! Claude Code sessions (issue 26): `~/.claude/projects/<project>/<session
+//! uuid>.jsonl`, one JSON record a line, chained by `parentUuid`.
+//!
+//! The adapter reads a session ([`session`]), builds the view the client
+//! resends on `--resume` ([`view`], measured with the real client: see
+//! docs/claude-code.md and fixtures/claude/), runs the Claude Code checks
+//! ([`checks`]) and gives the same [`ConversationReport`] the OpenHands
+//! folders give, so every renderer shows it: `events` counted in the
+//! client's units (lines, records, messages), `load_error` when the client
+//! cannot resume, `event_list` one row per record.
+//! [`repair`] re-links broken parents with a backup, a diff and an undo.
+
+pub mod checks;
+pub mod repair;
+pub mod session;
+pub mod view;
+
+use std::path::{Path, PathBuf};
+
+use crate::report::{ConversationReport, EventCounts, EventRow, LoadFailure};
+use crate::store::fsread::ReadError;
+
+use session::{LineKind, Parent, Session};
+
+/// What a PATH is, for the Claude Code adapter.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A session file (`*.jsonl`).
+    Session,
+    /// A folder of sessions (a project folder): its `*.jsonl` files.
+    Project,
+    /// `~/.claude/projects` (or `~/.claude`): each project folder's sessions.
+    Projects,
+}
+
+/// Whether `path` is a Claude Code store, told by its shape without
+/// following a link: a `*.jsonl` file; a folder holding a `*.jsonl` file
+/// that reads like a session and no OpenHands conversation (`events/`,
+/// `base_state.json`); a folder named `projects` inside `.claude`, or
+/// `.claude` itself.
+pub fn shape(path: &Path) -> Option<Shape> {
+    let md = std::fs::symlink_metadata(path).ok()?;
+    if md.is_file() {
+        return (path.extension().is_some_and(|e| e == "jsonl")).then_some(Shape::Session);
+    }
+    if !md.is_dir() {
+        return None;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let parent = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned());
+    if name.as_deref() == Some(".claude") && path.join("projects").is_dir() {
+        return Some(Shape::Projects);
+    }
+    if name.as_deref() == Some("projects") && parent.as_deref() == Some(".claude") {
+        return Some(Shape::Projects);
+    }
+    if path.join("events").exists() || path.join("base_state.json").exists() {
+        return None;
+    }
+    jsonl_files(path)
+        .iter()
+        .any(|f| looks_like_session(f))
+        .then_some(Shape::Project)
+}
+
+/// Whether a `*.jsonl` file reads like a Claude Code session: its first
+/// 64 KiB name `parentUuid` or `sessionId` (opened without following a link
+/// or blocking on a FIFO), so a folder that merely holds some other JSON
+/// Lines file is not taken for a project folder.
+fn looks_like_session(path: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+    else {
+        return false;
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::new();
+    if f.take(64 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    has(b"\"parentUuid\"") || has(b"\"sessionId\"")
+}
+
+/// A session file's name: `*.jsonl`, one plain component, not hidden.
+pub fn is_session_name(name: &str) -> bool {
+    name.len() > ".jsonl".len()
+        && name.ends_with(".jsonl")
+        && !name.starts_with('.')
+        && !name.contains('/')
+        && !name.contains('\0')
+}
+
+/// The `*.jsonl` regular files directly in `dir` (links not followed),
+/// sorted.
+fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The session files a PATH of shape `s` holds, and scan errors.
+pub fn sessions(path: &Path, s: &Shape) -> (Vec<PathBuf>, Vec<String>) {
+    match s {
+        Shape::Session => (vec![path.to_path_buf()], Vec::new()),
+        Shape::Project => (jsonl_files(path), Vec::new()),
+        Shape::Projects => {
+            let root = if path.file_name().is_some_and(|n| n == ".claude") {
+                path.join("projects")
+            } else {
+                path.to_path_buf()
+            };
+            let mut errors = Vec::new();
+            let mut dirs: Vec<PathBuf> = match std::fs::read_dir(&root) {
+                Ok(rd) => rd
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path())
+                    .collect(),
+                Err(e) => {
+                    errors.push(format!(
+                        "cannot list `{}`: {}",
+                        root.display(),
+                        crate::store::fsread::os_words(&e)
+                    ));
+                    Vec::new()
+                }
+            };
+            dirs.sort();
+            (dirs.iter().flat_map(|d| jsonl_files(d)).collect(), errors)
+        }
+    }
+}
+
+/// The analysis of one session: the session, its view and its report.
+pub struct Analysis {
+    pub session: Session,
+    pub view: view::View,
+}
+
+impl Analysis {
+    pub fn load(path: &Path) -> Result<Analysis, ReadError> {
+        let session = session::read(path)?;
+        let view = view::build(&session);
+        Ok(Analysis { session, view })
+    }
+}
+
+/// The report of one session file, as every renderer shows it. A file that
+/// cannot be read is a report with a load error (what is wrong with the
+/// file) or, for a scan error (permission, I/O), `access_errors`.
+pub fn analyze(
+    path: &Path,
+    display: String,
+    selected: &dyn Fn(&str) -> bool,
+    event_list: bool,
+) -> ConversationReport {
+    let mut r = ConversationReport::record(display, String::new(), "claude-code".into());
+    r.id_dashed = None;
+    let a = match Analysis::load(path) {
+        Ok(a) => a,
+        Err(ReadError::Access { message, .. }) => {
+            r.access_errors.push(message);
+            r.events.agent_view = None;
+            return r;
+        }
+        Err(ReadError::File(u)) => {
+            r.id = stem(path);
+            r.events.agent_view = None;
+            r.load_error = Some(LoadFailure {
+                exception: "unreadable session",
+                message: format!("the session file cannot be read: {u}"),
+            });
+            r.verdict = "Claude Code cannot resume this session: the file cannot be read".into();
+            return r;
+        }
+    };
+    report(&a, path, r, selected, event_list)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn report(
+    a: &Analysis,
+    path: &Path,
+    mut r: ConversationReport,
+    selected: &dyn Fn(&str) -> bool,
+    event_list: bool,
+) -> ConversationReport {
+    let (s, v) = (&a.session, &a.view);
+    r.id = s.id(path);
+    r.id_dashed = None;
+    r.server_version = match s.version() {
+        Some(ver) => format!("claude-code {}", crate::text::clip(ver, 40)),
+        None => "claude-code".into(),
+    };
+    r.redactor = s.redactor.clone();
+    let tree_records = s.records().filter(|(_, x)| x.in_tree()).count();
+    let m = v.messages.len() - v.compacted.len();
+    r.events = EventCounts {
+        on_disk: s.lines.len(),
+        log_length: tree_records,
+        ui_view: m,
+        agent_view: Some(v.resent.len()),
+        orphaned: v.lost.len() + v.unpaired.len(),
+    };
+    if v.chain.is_empty() {
+        r.events.agent_view = None;
+        r.load_error = Some(LoadFailure {
+            exception: "no conversation",
+            message: "no line of the file is a record of the conversation (user, assistant, attachment or system with a uuid)".into(),
+        });
+    }
+    r.findings = checks::run(s, v, selected);
+    r.verdict = verdict(a);
+    if event_list {
+        r.event_list = Some(rows(a));
+    }
+    r
+}
+
+/// "resume sends N of M messages: K cut off at line L".
+pub fn verdict(a: &Analysis) -> String {
+    let (s, v) = (&a.session, &a.view);
+    if v.chain.is_empty() {
+        return "Claude Code has nothing to resume: the file holds no conversation record".into();
+    }
+    let n = v.resent.len();
+    let m = v.messages.len() - v.compacted.len();
+    let compacted = if v.compacted.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} before the compaction at {}, summarised)",
+            crate::checks::plural(v.compacted.len(), "message", "messages"),
+            checks::line_name(s, v.chain[0])
+        )
+    };
+    let unpaired = if v.unpaired.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "{}{} dropped as unpaired tool calls",
+            if v.lost.is_empty() { "" } else { ", " },
+            v.unpaired.len()
+        )
+    };
+    if v.lost.is_empty() && v.unpaired.is_empty() {
+        return format!("resume sends all {m} messages{compacted}");
+    }
+    if v.lost.is_empty() {
+        return format!("resume sends {n} of {m} messages: {unpaired}{compacted}");
+    }
+    let at = v
+        .broken
+        .iter()
+        .rev()
+        .find(|b| b.to.is_none())
+        .or(v.broken.first())
+        .map(|b| format!(" at {}", checks::line_name(s, b.at)))
+        .unwrap_or_default();
+    format!(
+        "resume sends {n} of {m} messages: {} cut off{at}{unpaired}{compacted}",
+        v.lost.len()
+    )
+}
+
+/// `diagnose --events`: one row per line that is a record of the tree;
+/// `index` is the line number, `parent` the parent's line number.
+fn rows(a: &Analysis) -> Vec<EventRow> {
+    let (s, v) = (&a.session, &a.view);
+    let on_chain: std::collections::HashSet<usize> = v.chain.iter().copied().collect();
+    let mut out = Vec::new();
+    for (i, l) in s.lines.iter().enumerate() {
+        let row = |kind: Option<String>, parent, parent_link, in_view, note: String| EventRow {
+            index: l.no as u64,
+            file: format!("line {}", l.no),
+            kind,
+            source: None,
+            parent,
+            parent_link,
+            in_agent_view: in_view,
+            note,
+        };
+        match &l.kind {
+            LineKind::Blank => {}
+            LineKind::Invalid { reason, .. } => out.push(row(
+                None,
+                None,
+                "none",
+                false,
+                format!("unreadable: {reason}"),
+            )),
+            LineKind::Record(r) if r.in_tree() => {
+                let (parent, link) = match &r.parent {
+                    Parent::Id(p) => match v.by_uuid.get(p) {
+                        Some(&j) => (Some(s.lines[j].no as u64), "event"),
+                        None => (None, "missing"),
+                    },
+                    Parent::Null => (None, "root"),
+                    _ => (None, "none"),
+                };
+                let superseded = r.uuid.as_ref().and_then(|u| v.by_uuid.get(u)) != Some(&i);
+                let note = if v.unpaired.contains(&i) {
+                    "an unpaired tool call or result: the client drops it".into()
+                } else if on_chain.contains(&i) {
+                    String::new()
+                } else if v.fetched.contains(&i) {
+                    "off the chain; the client fetches it as the result of a call on it".into()
+                } else if superseded {
+                    "its uuid is written again later".into()
+                } else if r.sidechain {
+                    "sidechain".into()
+                } else {
+                    "not on the resumed chain".into()
+                };
+                let kind = match &r.subtype {
+                    Some(st) => format!("{}:{}", r.kind, crate::text::clip(st, 40)),
+                    None => crate::text::clip(&r.kind, 40),
+                };
+                let sent =
+                    (on_chain.contains(&i) || v.fetched.contains(&i)) && !v.unpaired.contains(&i);
+                out.push(row(Some(kind), parent, link, sent, note));
+            }
+            LineKind::Record(_) => {}
+        }
+    }
+    out
+}

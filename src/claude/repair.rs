@@ -1,0 +1,198 @@
+//! Re-linking a broken parent (`claude-broken-parent`): planned here, from
+//! the session and its view; nothing is written by this module.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::session::{Parent, Session};
+use super::view::{Broken, View};
+
+/// One planned re-link: line index `at` gets `parentUuid` = `to_uuid` (the
+/// record written before it, line index `to`), or null for a compaction's
+/// boundary (a root by design: its link back is `logicalParentUuid`).
+#[derive(Clone, Debug)]
+pub struct Relink {
+    pub at: usize,
+    pub to: Option<usize>,
+    pub to_uuid: Option<String>,
+    pub why: Broken,
+}
+
+/// The re-links that give the walk back what the broken links cost: each
+/// broken link of the walk whose record has a previous main-chain record in
+/// the file (a record of the tree, off the sidechain, the final line of its
+/// uuid) that is not the record itself and not walked after it toward the
+/// leaf (which would make a loop).
+pub fn plan(s: &Session, v: &View) -> Vec<Relink> {
+    let rec = |i: usize| s.lines[i].record().expect("a record line");
+    let finals: std::collections::HashSet<usize> = v.by_uuid.values().copied().collect();
+    let pos_in_chain: std::collections::HashMap<usize, usize> =
+        v.chain.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let mut out = Vec::new();
+    for link in &v.broken {
+        // a re-attachment that loses nothing is re-linked too: it rests on
+        // a heuristic of one client version
+        if rec(link.at).is_compact_boundary() {
+            if link.why != Broken::FalseRoot {
+                out.push(Relink {
+                    at: link.at,
+                    to: None,
+                    to_uuid: None,
+                    why: link.why,
+                });
+            }
+            continue;
+        }
+        let prev = (0..link.at).rev().find(|&j| {
+            finals.contains(&j)
+                && s.lines[j]
+                    .record()
+                    .is_some_and(|r| r.in_tree() && !r.sidechain)
+        });
+        let Some(prev) = prev else { continue };
+        // the previous record must not be a descendant of this one on the
+        // chain (it would close a loop)
+        if let (Some(&a), Some(&b)) = (pos_in_chain.get(&link.at), pos_in_chain.get(&prev)) {
+            if b > a {
+                continue;
+            }
+        }
+        let Some(uuid) = rec(prev).uuid.clone() else {
+            continue;
+        };
+        out.push(Relink {
+            at: link.at,
+            to: Some(prev),
+            to_uuid: Some(uuid),
+            why: link.why,
+        });
+    }
+    out.sort_by_key(|r| r.at);
+    out
+}
+
+/// The file's bytes with each re-link applied: only the `parentUuid` value
+/// of each line changes, in place (the rest of the line byte for byte).
+/// Proven by parsing: each edited line must parse to its original object
+/// with `parentUuid` alone changed, every other line is untouched. `Err`
+/// says why a line could not be edited safely (nothing is written then).
+pub fn apply(s: &Session, relinks: &[Relink]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(s.bytes.len() + relinks.len() * 40);
+    let mut last = 0;
+    for r in relinks {
+        let line = &s.lines[r.at];
+        let text = std::str::from_utf8(&s.bytes[line.start..line.end])
+            .map_err(|_| format!("line {} is not UTF-8", line.no))?;
+        let edited = edit_parent(text, r.to_uuid.as_deref()).ok_or_else(|| {
+            format!(
+                "line {}: its `parentUuid` could not be found once at the top level",
+                line.no
+            )
+        })?;
+        // the proof
+        let mut want: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        want["parentUuid"] = serde_json::json!(r.to_uuid);
+        let got: Value =
+            serde_json::from_str(&edited).map_err(|e| format!("line {}: {e}", line.no))?;
+        if got != want || !same_key_order(&got, &want) {
+            return Err(format!(
+                "line {}: the edit would change more than `parentUuid`",
+                line.no
+            ));
+        }
+        out.extend_from_slice(&s.bytes[last..line.start]);
+        out.extend_from_slice(edited.as_bytes());
+        last = line.end;
+    }
+    out.extend_from_slice(&s.bytes[last..]);
+    Ok(out)
+}
+
+fn same_key_order(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x.keys().eq(y.keys()),
+        _ => false,
+    }
+}
+
+/// `text` with the value of its one `"parentUuid":` replaced by `uuid`
+/// (`None`: null):
+/// `None` unless the key occurs exactly once (so a `parentUuid` quoted
+/// inside a message can never be the one edited) and its value is `null`
+/// or a string.
+fn edit_parent(text: &str, uuid: Option<&str>) -> Option<String> {
+    let key = "\"parentUuid\":";
+    let mut hits = text.match_indices(key);
+    let (at, _) = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    let vstart = at + key.len();
+    let rest = &text[vstart..];
+    let trimmed = rest.trim_start();
+    let ws = rest.len() - trimmed.len();
+    let vlen = if trimmed.starts_with("null") {
+        4
+    } else if let Some(inner) = trimmed.strip_prefix('"') {
+        // a uuid string: no escapes expected; refuse any
+        let close = inner.find('"')?;
+        if inner[..close].contains('\\') {
+            return None;
+        }
+        close + 2
+    } else {
+        return None;
+    };
+    let new = serde_json::to_string(&uuid).ok()?;
+    Some(format!(
+        "{}{}{}",
+        &text[..vstart + ws],
+        new,
+        &trimmed[vlen..]
+    ))
+}
+
+/// Whether `p` is what the plan would leave: used by tests.
+pub fn parent_of(s: &Session, at: usize) -> Option<&Parent> {
+    s.lines[at].record().map(|r| &r.parent)
+}
+
+/// One re-link, as reported.
+#[derive(Debug, Serialize)]
+pub struct Relinked {
+    pub line: usize,
+    /// `null`, the phantom uuid, or the loop's target, as written.
+    pub parent_was: Option<String>,
+    /// `null` for a compaction's boundary.
+    pub parent_now: Option<String>,
+    /// The line of the record it now names.
+    pub to_line: Option<usize>,
+}
+
+/// What became of one session.
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    pub path: String,
+    /// `fixed`, `would-fix` (dry run), `unchanged`, `failed`.
+    pub status: &'static str,
+    pub relinked: Vec<Relinked>,
+    /// The verdict before and after ("resume sends N of M messages…").
+    pub before: String,
+    pub after: String,
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub redactor: crate::secrets::Redactor,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Summary {
+    pub sessions: usize,
+    pub fixed: usize,
+    /// Sessions `--dry-run` would fix.
+    pub would_fix: usize,
+    pub failed: usize,
+    pub run_id: Option<String>,
+    pub backup_dir: Option<String>,
+    pub dry_run: bool,
+    pub errors: Vec<String>,
+}

@@ -1,0 +1,290 @@
+//! A Claude Code session file read into lines and records: bounded, without
+//! following a link or blocking on a FIFO (the folder reader's
+//! [`read_regular_checked`](crate::store::fsread::read_regular_checked)),
+//! every secret-looking value learned by the redactor as it is parsed.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::secrets::Redactor;
+use crate::store::fsread::{self, ReadError};
+
+/// How a record names its parent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parent {
+    /// No `parentUuid` key (bookkeeping records).
+    Absent,
+    /// `parentUuid: null`: a root.
+    Null,
+    /// `parentUuid: "<uuid>"`.
+    Id(String),
+    /// `parentUuid` holds something else (a number, an object).
+    Odd,
+}
+
+/// One JSON object line the client reads as a record.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub uuid: Option<String>,
+    pub parent: Parent,
+    /// `type`: `user`, `assistant`, `attachment`, `system`, bookkeeping.
+    pub kind: String,
+    pub subtype: Option<String>,
+    pub sidechain: bool,
+    pub timestamp: Option<String>,
+    pub session_id: Option<String>,
+    pub version: Option<String>,
+    /// The `role` of an object `message` (user and assistant records).
+    pub role: Option<String>,
+    /// A compaction boundary's `compactMetadata.preservedSegment`: the
+    /// messages (`head` to `tail`, by their links) kept after the summary
+    /// record `anchor`, as uuids.
+    pub preserved: Option<Preserved>,
+    /// The ids of the `tool_use` blocks of its message content.
+    pub tool_uses: Vec<String>,
+    /// The `tool_use_id`s of the `tool_result` blocks of its message content.
+    pub tool_results: Vec<String>,
+    /// A short digest of the message content, to tell two records written
+    /// under one uuid apart (not shown).
+    pub content_hash: u64,
+}
+
+impl Record {
+    /// A record of the conversation tree: it has a uuid and is one of the
+    /// types the client chains (user, assistant, attachment, system).
+    pub fn in_tree(&self) -> bool {
+        self.uuid.is_some()
+            && matches!(
+                self.kind.as_str(),
+                "user" | "assistant" | "attachment" | "system"
+            )
+    }
+
+    /// A message the client resends as one of the API's messages (a user
+    /// or assistant record with a message object): the unit of "resume
+    /// sends N of M".
+    pub fn is_message(&self) -> bool {
+        self.in_tree() && matches!(self.kind.as_str(), "user" | "assistant") && self.role.is_some()
+    }
+
+    /// A compaction's boundary: a deliberate root.
+    pub fn is_compact_boundary(&self) -> bool {
+        self.kind == "system" && self.subtype.as_deref() == Some("compact_boundary")
+    }
+}
+
+/// A compaction's preserved segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preserved {
+    pub head: String,
+    pub anchor: String,
+    pub tail: String,
+}
+
+/// What one line of the file is.
+#[derive(Clone, Debug)]
+pub enum LineKind {
+    Record(Box<Record>),
+    /// Empty or only white space.
+    Blank,
+    /// Not a JSON object: the client skips it. `truncated` when it is the
+    /// last line and has no newline after it (a write cut short).
+    Invalid {
+        reason: String,
+        truncated: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Line {
+    /// 1-based line number.
+    pub no: usize,
+    /// Byte range in the file (without the newline).
+    pub start: usize,
+    pub end: usize,
+    pub kind: LineKind,
+}
+
+impl Line {
+    pub fn record(&self) -> Option<&Record> {
+        match &self.kind {
+            LineKind::Record(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// A session file as read.
+pub struct Session {
+    pub lines: Vec<Line>,
+    /// The file's bytes, for a repair's rewrite and proof.
+    pub bytes: Vec<u8>,
+    pub redactor: Redactor,
+}
+
+impl Session {
+    /// The session's id: the `sessionId` its records carry, else the file
+    /// name without `.jsonl`.
+    pub fn id(&self, path: &Path) -> String {
+        self.records()
+            .find_map(|(_, r)| r.session_id.clone())
+            .unwrap_or_else(|| {
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+    }
+
+    /// The client version that wrote the newest record that says.
+    pub fn version(&self) -> Option<&str> {
+        self.records().rev().find_map(|(_, r)| r.version.as_deref())
+    }
+
+    pub fn records(&self) -> impl DoubleEndedIterator<Item = (usize, &Record)> {
+        self.lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.record().map(|r| (i, r)))
+    }
+}
+
+/// Read and parse a session file. A scan error (permission, I/O) or what is
+/// wrong with the file itself (a link, a FIFO, too large) is the caller's
+/// to report.
+pub fn read(path: &Path) -> Result<Session, ReadError> {
+    let (bytes, _) = fsread::read_regular_checked(path)?;
+    Ok(parse(bytes))
+}
+
+/// Parse a session's bytes (one JSON record a line).
+pub fn parse(bytes: Vec<u8>) -> Session {
+    let mut redactor = Redactor::default();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut no = 0;
+    while start < bytes.len() {
+        no += 1;
+        let (end, next, newline) = match bytes[start..].iter().position(|&b| b == b'\n') {
+            Some(n) => (start + n, start + n + 1, true),
+            None => (bytes.len(), bytes.len(), false),
+        };
+        let text = &bytes[start..end];
+        let kind = parse_line(text, !newline, &mut redactor);
+        lines.push(Line {
+            no,
+            start,
+            end,
+            kind,
+        });
+        start = next;
+    }
+    Session {
+        lines,
+        bytes,
+        redactor,
+    }
+}
+
+fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> LineKind {
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return LineKind::Blank;
+    }
+    let v: Value = match serde_json::from_slice(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return LineKind::Invalid {
+                reason: if e.is_eof() {
+                    "the JSON ends early".into()
+                } else {
+                    format!("not JSON ({})", e.classify_reason())
+                },
+                truncated: last_unterminated,
+            }
+        }
+    };
+    let Value::Object(o) = &v else {
+        return LineKind::Invalid {
+            reason: "JSON but not an object".into(),
+            truncated: false,
+        };
+    };
+    redactor.learn(&v);
+    let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    let parent = match o.get("parentUuid") {
+        None => Parent::Absent,
+        Some(Value::Null) => Parent::Null,
+        Some(Value::String(p)) => Parent::Id(p.clone()),
+        Some(_) => Parent::Odd,
+    };
+    let message = o.get("message").and_then(Value::as_object);
+    let content_hash = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        if let Some(m) = message {
+            serde_json::to_string(m).unwrap_or_default().hash(&mut h);
+        }
+        if let Some(a) = o.get("attachment") {
+            serde_json::to_string(a).unwrap_or_default().hash(&mut h);
+        }
+        h.finish()
+    };
+    let (mut tool_uses, mut tool_results) = (Vec::new(), Vec::new());
+    let blocks = message
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for b in blocks {
+        let id = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
+        match b.get("type").and_then(Value::as_str) {
+            Some("tool_use") => tool_uses.extend(id("id")),
+            Some("tool_result") => tool_results.extend(id("tool_use_id")),
+            _ => {}
+        }
+    }
+    let preserved = o
+        .get("compactMetadata")
+        .and_then(|m| m.get("preservedSegment"))
+        .and_then(|p| {
+            let g = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+            Some(Preserved {
+                head: g("headUuid")?,
+                anchor: g("anchorUuid")?,
+                tail: g("tailUuid")?,
+            })
+        });
+    LineKind::Record(Box::new(Record {
+        preserved,
+        tool_uses,
+        tool_results,
+        uuid: s("uuid"),
+        parent,
+        kind: s("type").unwrap_or_default(),
+        subtype: s("subtype"),
+        sidechain: o.get("isSidechain").and_then(Value::as_bool) == Some(true),
+        timestamp: s("timestamp"),
+        session_id: s("sessionId"),
+        version: s("version"),
+        role: message
+            .and_then(|m| m.get("role"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        content_hash,
+    }))
+}
+
+trait Classify {
+    fn classify_reason(&self) -> &'static str;
+}
+
+impl Classify for serde_json::Error {
+    fn classify_reason(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "I/O",
+            serde_json::error::Category::Syntax => "a syntax error",
+            serde_json::error::Category::Data => "bad data",
+            serde_json::error::Category::Eof => "it ends early",
+        }
+    }
+}
