@@ -183,30 +183,8 @@ fn a_markdown_report_of_hostile_text_links_nothing() {
     }
     // code spans link nothing (github_links_nothing_md_makes_of_text_from_disk
     // proves it with cmark-gfm): the rest must not either
-    let text = decoded(&without_code_spans(&prose));
+    let text = decoded(&common::without_code_spans(&prose));
     assert!(text.contains("evil.example"), "{text}");
     let found = links(&text);
     assert!(found.is_empty(), "{found:?}\n{text}");
-}
-
-/// `s` without its code spans (a run of backticks to the next run of the
-/// same length).
-fn without_code_spans(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(at) = rest.find('`') {
-        out.push_str(&rest[..at]);
-        let run = rest[at..].chars().take_while(|&c| c == '`').count();
-        let fence = "`".repeat(run);
-        let after = &rest[at + run..];
-        match after.find(&fence) {
-            Some(end) => rest = &after[end + run..],
-            None => {
-                out.push_str(&fence);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }

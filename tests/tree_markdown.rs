@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{eid, required_fields, run, valid_state};
+use common::{eid, required_fields, run, valid_state, without_code_spans};
 use convo_doctor::render::tree::{self, Anchor};
 use convo_doctor::report::Options;
 use convo_doctor::version::NEWEST;
@@ -663,34 +663,4 @@ fn past_twelve_groups_the_rest_are_summed_on_one_line() {
         check_graph(&graphs[0])
     );
     assert!(graphs[0].contains("more[\"8 more events in 8 ranges not drawn\"]"));
-}
-
-/// `s` without its code spans (a run of backticks to the next run of the
-/// same length) and its fenced blocks' fences kept.
-fn without_code_spans(s: &str) -> String {
-    let mut out = String::new();
-    for line in s.lines() {
-        if line.starts_with("```") {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        }
-        let mut rest = line;
-        while let Some(at) = rest.find('`') {
-            out.push_str(&rest[..at]);
-            let run = rest[at..].chars().take_while(|&c| c == '`').count();
-            let fence = "`".repeat(run);
-            let after = &rest[at + run..];
-            match after.find(&fence) {
-                Some(end) => rest = &after[end + run..],
-                None => {
-                    out.push_str(&fence);
-                    rest = after;
-                }
-            }
-        }
-        out.push_str(rest);
-        out.push('\n');
-    }
-    out
 }

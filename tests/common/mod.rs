@@ -500,3 +500,33 @@ pub fn chown_tree(dir: &Path, uid: u32) {
         std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap();
     }
 }
+
+/// Markdown `s` without its code spans (a run of backticks to the next run
+/// of the same length, on one line); fence lines are kept as they are.
+pub fn without_code_spans(s: &str) -> String {
+    let mut out = String::new();
+    for line in s.lines() {
+        if line.starts_with("```") {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find('`') {
+            out.push_str(&rest[..at]);
+            let run = rest[at..].chars().take_while(|&c| c == '`').count();
+            let fence = "`".repeat(run);
+            let after = &rest[at + run..];
+            match after.find(&fence) {
+                Some(end) => rest = &after[end + run..],
+                None => {
+                    out.push_str(&fence);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
