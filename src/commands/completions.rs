@@ -8,9 +8,9 @@ use crate::cli::Cli;
 use crate::fix::persist;
 use crate::render;
 
-fn print(bytes: Vec<u8>) -> ExitStatus {
+fn print(bytes: Vec<u8>) -> anyhow::Result<ExitStatus> {
     match render::out(&String::from_utf8_lossy(&bytes)) {
-        Ok(()) => ExitStatus::Success,
+        Ok(()) => Ok(ExitStatus::Success),
         Err(e) => super::diagnose::broken_pipe_or_error(e),
     }
 }
@@ -253,7 +253,7 @@ fn fish(text: String, ids: &str) -> String {
     text
 }
 
-pub fn completions(shell: clap_complete::Shell) -> ExitStatus {
+pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitStatus> {
     print(script(shell))
 }
 
@@ -264,20 +264,15 @@ pub fn completions(shell: clap_complete::Shell) -> ExitStatus {
 /// nothing read from disk reaches a shell otherwise. Exit 2, with the
 /// reason on stderr (which the scripts discard), for a root `undo` would
 /// not trust.
-pub fn run_ids(backup_dir: Option<&std::path::Path>) -> ExitStatus {
+pub fn run_ids(backup_dir: Option<&std::path::Path>) -> anyhow::Result<ExitStatus> {
     let ids = match backup_dir {
         Some(d) => persist::trusted_run_ids(d),
         None => persist::default_backup_root().and_then(|d| persist::trusted_run_ids(&d)),
     };
-    match ids {
-        Ok(ids) => match render::runs::ids(&mut std::io::stdout().lock(), &ids) {
-            Ok(()) => ExitStatus::Success,
-            Err(e) => super::diagnose::broken_pipe_or_error(e),
-        },
-        Err(e) => {
-            render::error(&e);
-            ExitStatus::Error
-        }
+    let ids = ids.map_err(anyhow::Error::msg)?;
+    match render::runs::ids(&mut std::io::stdout().lock(), &ids) {
+        Ok(()) => Ok(ExitStatus::Success),
+        Err(e) => super::diagnose::broken_pipe_or_error(e),
     }
 }
 
@@ -594,14 +589,8 @@ pub fn pages() -> Vec<Option<String>> {
         .collect()
 }
 
-pub fn man(command: Option<&str>) -> ExitStatus {
-    match page(command) {
-        Ok(bytes) => print(bytes),
-        Err(e) => {
-            render::error(&e);
-            ExitStatus::Error
-        }
-    }
+pub fn man(command: Option<&str>) -> anyhow::Result<ExitStatus> {
+    print(page(command).map_err(anyhow::Error::msg)?)
 }
 
 /// The files the wheel installs beside the binary, below its prefix (the
