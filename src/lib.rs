@@ -1,10 +1,10 @@
 //! convo-doctor: diagnose and repair OpenHands conversation directories.
 //!
-//! Layers, each using only the ones above it:
-//! store (what is on disk) → view (what the agent and the UI see) →
-//! edit (what a repair may propose) → checks (findings, and each check's
-//! planned repair) → analysis and report → fix (the repair engine) → render
-//! (the only code that prints).
+//! Layers, each using only the ones before it (tests/layers.rs holds the
+//! order): store (what is on disk) → view (what the agent and the UI see)
+//! → edit (what a repair may propose) → checks (findings, and each check's
+//! planned repair) → analysis → report → fix (the repair engine) → render
+//! (the only code that prints) → commands (one module per subcommand).
 //! `batch` runs the report over many conversations (in parallel, in order).
 
 pub mod analysis;
