@@ -8,6 +8,7 @@
 mod common;
 
 mod head_lag;
+mod stale_running;
 
 use convo_doctor::report::{analyze, Options};
 
