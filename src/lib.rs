@@ -53,7 +53,7 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
         cli::Command::Repair(args) => commands::repair::repair(args, color),
         cli::Command::Undo(args) => commands::undo::undo(args),
         cli::Command::Completions(args) => commands::completions::completions(args.shell),
-        cli::Command::Man(args) => commands::completions::man(args.command.as_deref()),
+        cli::Command::Man(args) => commands::man::man(args.command.as_deref()),
         cli::Command::CompleteRuns(args) => {
             commands::completions::run_ids(args.backup_dir.as_deref())
         }

@@ -5,6 +5,7 @@
 pub mod completions;
 pub mod diagnose;
 pub mod explain;
+pub mod man;
 pub mod repair;
 pub mod undo;
 pub mod undo_list;

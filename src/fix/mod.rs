@@ -2,12 +2,14 @@
 //! change of a conversation folder, and (only when asked) makes it.
 //!
 //! Each check declares its repair and plans it in its own file
-//! (`checks::Repair::planner`, speaking `crate::edit`); this module owns
-//! what no single check can: applying one pass's proposals to an in-memory
-//! overlay, analysing the result and planning again until nothing more is
-//! proposed (`engine`), proving the final state against the original,
-//! writing the whole run as one change from the original folder to the
-//! final one (`persist`), and undoing it.
+//! (`checks::Repair`: its planner, speaking `crate::edit`, and the phase its
+//! changes run in), and whether its state blocks every repair
+//! (`checks::Check::gate`); this module owns what no single check can, and
+//! names none: asking the gates, applying one pass's proposals to an
+//! in-memory overlay by phase, analysing the result and planning again
+//! until nothing more is proposed (`engine`), proving the final state
+//! against the original, writing the whole run as one change from the
+//! original folder to the final one (`persist`), and undoing it.
 
 mod engine;
 pub mod patch;
