@@ -8,6 +8,7 @@
 mod common;
 
 mod head_lag;
+mod live_lease;
 mod stale_running;
 
 use convo_doctor::checks::REGISTRY;
@@ -43,7 +44,6 @@ const NO_HOME_YET: &[&str] = &[
     "meta-divergence",
     "meta-duplicate",
     "plaintext-secret",
-    "live-lease",
     "not-listed",
     "shadowed",
     "secret-undecryptable",
