@@ -8,6 +8,7 @@
 mod common;
 
 mod head_lag;
+mod interrupted_repair;
 mod live_lease;
 mod stale_running;
 
@@ -20,7 +21,6 @@ use convo_doctor::report::{analyze, Options};
 /// home.
 const NO_HOME_YET: &[&str] = &[
     "changed-during-read",
-    "interrupted-repair",
     "empty-conversation",
     "unreadable-state",
     "id-mismatch",
