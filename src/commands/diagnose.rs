@@ -181,15 +181,28 @@ fn run_scan(
         }
         let display = dir.display().to_string();
         let a = crate::analysis::Analysis::load(dir, opts.version, &Default::default());
-        let mut ctx = a.ctx(opts.version_given);
-        // the backups `interrupted-repair` may name in an `undo` command
-        ctx.runs = Some(crate::fix::persist::run_repaired);
-        let mut r = crate::report::analyze_ctx(&ctx, display, &opts);
-        if tree {
-            r.tree = Some(crate::analysis::tree::build(&ctx));
-        }
+        let mut r = {
+            let mut ctx = a.ctx(opts.version_given);
+            // the backups `interrupted-repair` may name in an `undo` command
+            ctx.runs = Some(crate::fix::persist::run_repaired);
+            let mut r = crate::report::analyze_ctx(&ctx, display, &opts);
+            if tree {
+                r.tree = Some(crate::analysis::tree::build(&ctx));
+            }
+            r
+        };
+        // the folder as read is kept only for the app server's side: the
+        // repair plan below reads the folder again, and two whole reads of
+        // a big one at once would double the peak memory
+        let read = match &sources {
+            Some(src) => Some((src, a)),
+            None => {
+                drop(a);
+                None
+            }
+        };
         mark_fixable(dir, &mut r, &opts);
-        if let Some(src) = &sources {
+        if let Some((src, a)) = read {
             src.attach(&a.conv, &mut r, selected);
         }
         Scanned::Report(Box::new(r))
