@@ -48,7 +48,7 @@ pub enum Command {
     /// Each check's repair (safe, unsafe, or none and why) is listed under
     /// "Repairs" at the end of `convo-doctor repair --help`, and in the
     /// REPAIRS section of convo-doctor-repair(1).
-    #[command(after_long_help = crate::fix::help_text(REPAIR_EXIT_CODES))]
+    #[command(after_long_help = crate::checks::repairs::help_text(REPAIR_EXIT_CODES))]
     Repair(RepairArgs),
     /// Restore the files a repair run changed (unless they changed since).
     Undo(UndoArgs),
@@ -98,28 +98,8 @@ pub struct RepairArgs {
     #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
     pub server_version: Option<Version>,
 
-    /// Repair only these checks (comma-separated ids).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
-    pub only: Vec<String>,
-
-    /// Do not repair these checks (comma-separated ids); their findings are
-    /// left, as with --only.
-    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
-    pub skip: Vec<String>,
-
-    /// Only look at conversations modified within this long (e.g. 90m, 25h,
-    /// 7d), as for `diagnose`.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
-    pub since: Option<std::time::Duration>,
-
-    /// Only look at conversations modified at or after FILE's mtime (a
-    /// missing FILE means all of them), as for `diagnose`.
-    #[arg(long, value_name = "FILE")]
-    pub changed_since: Option<PathBuf>,
-
-    /// Only look at shard K of N (K from 0 to N-1), split as for `diagnose`.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<Shard>,
+    #[command(flatten)]
+    pub scan: ScanArgs<RepairWords>,
 
     /// Only this conversation (repeatable): its folder among the PATHs, by
     /// the id its folder is named after, as the UI's URL shows it, dashed,
@@ -339,30 +319,8 @@ pub struct DiagnoseArgs {
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,
 
-    /// Run only these checks (comma-separated ids; see `convo-doctor explain`).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
-    pub only: Vec<String>,
-
-    /// Skip these checks (comma-separated ids).
-    #[arg(long, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
-    pub skip: Vec<String>,
-
-    /// Only scan conversations modified within this long (e.g. 90m, 25h, 7d,
-    /// 1h30m): the folder, base_state.json, meta.json, events/ or an event
-    /// file has an mtime within it.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
-    pub since: Option<std::time::Duration>,
-
-    /// Only scan conversations modified at or after FILE's mtime (say, a file
-    /// touched when the previous run started); a missing FILE means scan
-    /// everything.
-    #[arg(long, value_name = "FILE")]
-    pub changed_since: Option<PathBuf>,
-
-    /// Scan only shard K of N (K from 0 to N-1), split by a stable hash of
-    /// the conversation id; the N outputs together cover the store once.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<Shard>,
+    #[command(flatten)]
+    pub scan: ScanArgs<DiagnoseWords>,
 
     /// Leave out of the report the conversations with nothing at or above
     /// --fail-on (with `never`: nothing above info); one that cannot load is
@@ -391,6 +349,66 @@ pub struct DiagnoseArgs {
     /// report. Written whatever the exit status, once the scan has run.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output_file: Option<PathBuf>,
+}
+
+/// Which checks and which conversations a scan takes (`diagnose` and
+/// `repair`): declared once, each command's help in its own words
+/// ([`ScanWords`]).
+#[derive(Debug, Args)]
+pub struct ScanArgs<W: ScanWords> {
+    #[arg(long, help = W::ONLY, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
+    pub only: Vec<String>,
+
+    #[arg(long, help = W::SKIP, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
+    pub skip: Vec<String>,
+
+    #[arg(long, help = W::SINCE, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "changed_since")]
+    pub since: Option<std::time::Duration>,
+
+    #[arg(long, help = W::CHANGED_SINCE, value_name = "FILE")]
+    pub changed_since: Option<PathBuf>,
+
+    #[arg(long, help = W::SHARD, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
+    #[arg(skip)]
+    words: std::marker::PhantomData<W>,
+}
+
+/// How a command's help says [`ScanArgs`]' options.
+pub trait ScanWords: std::fmt::Debug + Clone + Send + Sync + 'static {
+    const ONLY: &'static str;
+    const SKIP: &'static str;
+    const SINCE: &'static str;
+    const CHANGED_SINCE: &'static str;
+    const SHARD: &'static str;
+}
+
+/// `diagnose`'s words.
+#[derive(Debug, Clone)]
+pub struct DiagnoseWords;
+
+impl ScanWords for DiagnoseWords {
+    const ONLY: &'static str =
+        "Run only these checks (comma-separated ids; see `convo-doctor explain`)";
+    const SKIP: &'static str = "Skip these checks (comma-separated ids)";
+    const SINCE: &'static str = "Only scan conversations modified within this long (e.g. 90m, 25h, 7d, 1h30m): the folder, base_state.json, meta.json, events/ or an event file has an mtime within it";
+    const CHANGED_SINCE: &'static str = "Only scan conversations modified at or after FILE's mtime (say, a file touched when the previous run started); a missing FILE means scan everything";
+    const SHARD: &'static str = "Scan only shard K of N (K from 0 to N-1), split by a stable hash of the conversation id; the N outputs together cover the store once";
+}
+
+/// `repair`'s words.
+#[derive(Debug, Clone)]
+pub struct RepairWords;
+
+impl ScanWords for RepairWords {
+    const ONLY: &'static str = "Repair only these checks (comma-separated ids)";
+    const SKIP: &'static str =
+        "Do not repair these checks (comma-separated ids); their findings are left, as with --only";
+    const SINCE: &'static str = "Only look at conversations modified within this long (e.g. 90m, 25h, 7d), as for `diagnose`";
+    const CHANGED_SINCE: &'static str = "Only look at conversations modified at or after FILE's mtime (a missing FILE means all of them), as for `diagnose`";
+    const SHARD: &'static str =
+        "Only look at shard K of N (K from 0 to N-1), split as for `diagnose`";
 }
 
 #[derive(Debug, Args)]

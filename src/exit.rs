@@ -13,6 +13,12 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// The status a command that ends with `e` exits with: every error
+    /// (bad usage, unreadable input, a report not written) is 2.
+    pub fn of(_e: &anyhow::Error) -> ExitStatus {
+        ExitStatus::Error
+    }
+
     pub fn code(self) -> u8 {
         match self {
             ExitStatus::Success => 0,

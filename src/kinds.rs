@@ -10,6 +10,28 @@ use serde::Deserialize;
 
 use crate::version::{self, Version};
 
+/// The event kinds the rules name, as an event's `kind` spells them (the
+/// SDK's class names): each spelled here once.
+pub const ACTION: &str = "ActionEvent";
+pub const OBSERVATION: &str = "ObservationEvent";
+pub const USER_REJECT: &str = "UserRejectObservation";
+/// An error answering a tool call (by `tool_call_id`; it has no
+/// `action_id`).
+pub const AGENT_ERROR: &str = "AgentErrorEvent";
+pub const MESSAGE: &str = "MessageEvent";
+/// The state-sync artifact kind: never a tree node, never advances HEAD.
+pub const STATE_UPDATE: &str = "ConversationStateUpdateEvent";
+/// Treated as an artifact by the ≥1.35 leaf fallback (#4068), but it
+/// advances HEAD.
+pub const CONVERSATION_ERROR: &str = "ConversationErrorEvent";
+
+/// The SDK's `ObservationBaseEvent` kinds (observation, rejection,
+/// AgentErrorEvent): the results of a tool call, each carrying its
+/// `tool_call_id`.
+pub fn is_result(kind: &str) -> bool {
+    matches!(kind, OBSERVATION | USER_REJECT | AGENT_ERROR)
+}
+
 #[derive(Deserialize)]
 struct RawKinds {
     event_kinds: Vec<String>,

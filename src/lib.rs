@@ -1,10 +1,10 @@
 //! convo-doctor: diagnose and repair OpenHands conversation directories.
 //!
-//! Layers, each using only the ones above it:
-//! store (what is on disk) → view (what the agent and the UI see) →
-//! edit (what a repair may propose) → checks (findings, and each check's
-//! planned repair) → analysis and report → fix (the repair engine) → render
-//! (the only code that prints).
+//! Layers, each using only the ones before it (tests/layers.rs holds the
+//! order): store (what is on disk) → view (what the agent and the UI see)
+//! → edit (what a repair may propose) → checks (findings, and each check's
+//! planned repair) → analysis → report → fix (the repair engine) → render
+//! (the only code that prints) → commands (one module per subcommand).
 //! `batch` runs the report over many conversations (in parallel, in order).
 
 pub mod analysis;
@@ -34,10 +34,9 @@ use commands::ExitStatus;
 
 /// Run a parsed command line. Failures that end a command arrive here as
 /// `anyhow` errors (context naming the path, the OS error kept as the
-/// source) and are printed once, as ripgrep's binary does.
+/// source; a usage error as clap's) and are printed once, as ripgrep's
+/// binary does, the exit status derived from the error.
 pub fn run(mut cli: cli::Cli) -> ExitStatus {
-    // the interrupted-repair check asks the engine whether a run is kept
-    runs::set_lookup(fix::persist::run_repaired);
     let color = cli.color.enabled();
     // --quiet: nothing on stderr either when the run ends with 0
     let quiet = match &cli.command {
@@ -51,19 +50,19 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
     known_rules(&mut cli.command);
     let result = match &cli.command {
         cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
-        cli::Command::Explain(args) => Ok(commands::explain::explain(args.check.as_deref())),
-        cli::Command::Repair(args) => Ok(commands::repair::repair(args, color)),
-        cli::Command::Undo(args) if args.list => commands::undo_list::list(args),
-        cli::Command::Undo(args) => Ok(commands::repair::undo(args)),
-        cli::Command::Completions(args) => Ok(commands::completions::completions(args.shell)),
-        cli::Command::Man(args) => Ok(commands::completions::man(args.command.as_deref())),
+        cli::Command::Explain(args) => commands::explain::explain(args.check.as_deref()),
+        cli::Command::Repair(args) => commands::repair::repair(args, color),
+        cli::Command::Undo(args) => commands::undo::undo(args),
+        cli::Command::Completions(args) => commands::completions::completions(args.shell),
+        cli::Command::Man(args) => commands::man::man(args.command.as_deref()),
         cli::Command::CompleteRuns(args) => {
-            Ok(commands::completions::run_ids(args.backup_dir.as_deref()))
+            commands::completions::run_ids(args.backup_dir.as_deref())
         }
     };
+    // the one place an error that ends a command is printed
     let status = result.unwrap_or_else(|e| {
         render::fail(&e);
-        ExitStatus::Error
+        ExitStatus::of(&e)
     });
     render::release_messages(status != ExitStatus::Success);
     status

@@ -3,10 +3,10 @@
 //! given folder. The rules live here, below `checks/`, so the
 //! `interrupted-repair` check follows the same ones as `repair` and `undo`
 //! without importing the engine (`fix/`); the lookup that reads a backup
-//! folder is the engine's, registered once at start-up ([`set_lookup`]).
+//! folder is the engine's, passed to the checks by the command that runs
+//! them (`checks::Ctx::runs`).
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// Whether `id` may name a run folder: one plain path component.
 pub fn valid_run_id(id: &str) -> bool {
@@ -34,16 +34,3 @@ pub fn default_backup_root() -> Result<PathBuf, String> {
 /// Whether the backup root `root` holds run `run_id`, a run `undo` would
 /// trust, that changed the conversation folder with that (device, inode).
 pub type Lookup = fn(root: &Path, run_id: &str, conversation: (u64, u64)) -> bool;
-
-static LOOKUP: OnceLock<Lookup> = OnceLock::new();
-
-/// Register the engine's lookup (the binary does, before any command).
-pub fn set_lookup(f: Lookup) {
-    let _ = LOOKUP.set(f);
-}
-
-/// The registered lookup's answer; `false` (not vouched for) when none is
-/// registered.
-pub fn run_repaired(root: &Path, run_id: &str, conversation: (u64, u64)) -> bool {
-    LOOKUP.get().is_some_and(|f| f(root, run_id, conversation))
-}

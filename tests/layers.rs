@@ -85,3 +85,47 @@ fn the_check_finds_an_import_that_runs_back_up() {
         ["fix", "runs"]
     );
 }
+
+/// The layers in the order `text` first names each (`src/X` in README.md,
+/// a bare `X` in `src/lib.rs`'s doc comment), among those it names.
+fn stated_order(text: &str, name: &dyn Fn(&str) -> String) -> Vec<&'static str> {
+    let mut at: Vec<(usize, &'static str)> = ORDER
+        .iter()
+        .filter_map(|l| text.find(&name(l)).map(|i| (i, *l)))
+        .collect();
+    at.sort();
+    at.into_iter().map(|(_, l)| l).collect()
+}
+
+/// README's Layout and lib.rs's doc comment state the layers in this
+/// file's order, every one of them.
+#[test]
+fn readme_and_lib_state_the_same_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    let layout = readme
+        .split("## Layout")
+        .nth(1)
+        .expect("README.md has a Layout section");
+    let layout = layout.split("\n## ").next().unwrap();
+    assert_eq!(
+        stated_order(layout, &|l| format!("`src/{l}`")),
+        ORDER,
+        "README.md's Layout"
+    );
+    let lib = fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let doc: String = lib
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words = doc
+        .split("Layers")
+        .nth(1)
+        .expect("lib.rs states the layers");
+    assert_eq!(
+        stated_order(words, &|l| format!(" {l} ")),
+        ORDER,
+        "src/lib.rs's doc comment"
+    );
+}

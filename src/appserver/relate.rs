@@ -14,7 +14,7 @@ use crate::store::Conversation;
 /// to the conversation's `events/`: not an extra event of the copy.
 /// (Seen with the real agent-server: fixtures/appserver/manifest.json
 /// `webhook_only_kinds`.)
-pub const WEBHOOK_ONLY_KINDS: &[&str] = &["ConversationStateUpdateEvent"];
+pub const WEBHOOK_ONLY_KINDS: &[&str] = &[crate::kinds::STATE_UPDATE];
 
 /// At most this many copy-only events are read for their kind.
 const KIND_READS: usize = 1000;

@@ -55,6 +55,7 @@ Repair
             what: "rename an indexed file to the name the SDK rebuilds for it (`event-{idx:05d}-{id}.json`): renames only, every byte stays",
             guards: "the file is in the SDK's index (its name matches the rule) and the canonical name is free; a file the rule rejects is left to a human (its index is unknown), but for a short-spelled index, unheld, matching its JSON id, that is the log's next one and the HEAD's event, or the one index missing in the log",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 

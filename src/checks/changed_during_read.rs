@@ -1,6 +1,7 @@
 //! `changed-during-read`: a writer changed the conversation while it was read.
 
 use super::{Check, Ctx, Finding, Repair, Severity};
+use crate::edit::{Refusal, Refused};
 
 /// The check's id: stable, kebab-case; scripts depend on it.
 pub const ID: &str = "changed-during-read";
@@ -39,6 +40,15 @@ Repair
 
     fn repair(&self) -> Repair {
         Repair::manual("run again once the conversation is idle; `repair` refuses a conversation that is being written")
+    }
+
+    /// A writer at work blocks every repair: what was read is a moment that
+    /// may never have existed as a whole.
+    fn gate(&self, ctx: &Ctx) -> Option<Refused> {
+        ctx.conv.changed_during_read.then(|| Refused::new(
+            Refusal::Busy,
+            "the conversation is being written (another process holds events/.eventlog.lock, or files changed while they were read); run again when it is idle",
+        ))
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {

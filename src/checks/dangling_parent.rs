@@ -46,6 +46,7 @@ Repair
             what: "re-link the event to the readable event before it in index order (the parent a tolerant reader assumes, #4114); an observation's `action_id` too when it named the same lost id and that event is the action that made its tool call",
             guards: "its parent is in no file at all (one beyond a gap or in a lost duplicate comes back when those are repaired, in the same run); unsafe because the real parent cannot be known",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 
@@ -132,15 +133,12 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         // action it answers: re-linked to the action that made its tool
         // call, it answers that one too, or the SDK finds the call
         // unanswered and runs it again on resume
-        let answers_it = matches!(
-            rec.kind.as_str(),
-            "ObservationEvent" | "UserRejectObservation"
-        ) && rec.action_id.as_deref() == Some(parent.as_str())
+        let answers_it = super::tool_calls::answer(rec)
+            == Some(super::tool_calls::Answer::Action(parent.as_str()))
             && rec.tool_call_id.is_some()
-            && ctx
-                .reader
-                .record(t)
-                .is_some_and(|a| a.kind == "ActionEvent" && a.tool_call_id == rec.tool_call_id);
+            && ctx.reader.record(t).is_some_and(|a| {
+                a.kind == crate::kinds::ACTION && a.tool_call_id == rec.tool_call_id
+            });
         p.relink(rel.clone(), &tid, crate::edit::Safety::Unsafe, what);
         if answers_it {
             p.set(

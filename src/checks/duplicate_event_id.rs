@@ -46,6 +46,7 @@ Repair
             what: "set a later copy that is byte for byte the first aside: its file goes into the run's backup and a ConversationErrorEvent with a new id (the LLM never sees it) takes its index; children and the HEAD keep resolving to the first copy",
             guards: "the copies are identical; copies that differ are left to a human (which one the children and the HEAD mean); unsafe because the UI's flat listing shows the placeholder instead of the copy",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 
@@ -131,11 +132,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let call = i
             .checked_sub(1)
             .filter(|&a| ctx.reader.owns_its_id(a) && !actions.contains(ctx.reader.id(a)))
-            .filter(|&a| {
-                ctx.reader
-                    .read(a)
-                    .is_ok_and(|r| r.kind == "ActionEvent" && r.action_kind.is_some())
-            })
+            .filter(|&a| ctx.reader.read(a).is_ok_and(super::tool_calls::executable))
             .and_then(|a| super::tool_calls::call_of(ctx, a))
             .filter(|(_, tc)| !calls.contains(tc.as_str()))
             .map(|(tool_name, tool_call_id)| placeholder::ToolCall {

@@ -52,6 +52,7 @@ Repair
             what: "keep the file the SDK reads at that index (or the one copy that an event or the HEAD names, when nothing names that file); move an identical copy into the run's backup (safe); move one that differs to the end of the log when it carries a `parent_id` and something names it as a parent, else into the run's backup (unsafe)",
             guards: "moving to the end needs a log without an index gap (closed first in the same run) and an explicit `parent_id` on the moved event; unsafe (unless identical) because which copy the SDK keeps follows this machine's directory order",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 

@@ -81,7 +81,7 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     // a placeholder that answers a tool call (a result, not an artifact).
     let unknown = |i: usize| {
         r.record(i)
-            .is_none_or(|rec| rec.placeholder && rec.kind == "ConversationErrorEvent")
+            .is_none_or(|rec| rec.placeholder && rec.kind == crate::kinds::CONVERSATION_ERROR)
     };
     let mut run_start = vec![0usize; n];
     let mut ext_start = vec![0usize; n];
@@ -257,6 +257,7 @@ Repair
             what: "set the false root's `parent_id` to the id of the last real (non-artifact) event before it: the parent a 1.35+ server would have chosen",
             guards: "every real event before it has no `parent_id`; it sits directly after artifact(s) one of which has a `parent_id`, all pointing into the legacy log; it is the only `__root__` past index 0; the agent's current branch starts at it; every event before it can be read. If any of the last four fails the root is only *probable*: that repair is unsafe (a deliberate `navigate_to(None)` can look the same) and is made only with `--unsafe-fixes`. A deliberate root (tree-era events before it) never matches.",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 

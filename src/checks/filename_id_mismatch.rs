@@ -51,6 +51,7 @@ Repair
             what: "rename the file to its JSON id when other events or the HEAD name that id and nothing names the file's (the conversation fails to load otherwise); else set the JSON `id` to the file's, the one the SDK knows the event by; files holding each other's JSON are put back the one way that leaves every link pointing back in index order",
             guards: "the rename: only the JSON id is named, it fits the SDK's name rule and no other file holds it; both ids named: left to a human",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 

@@ -120,16 +120,11 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
             .all(|&i| r.file(i).mtime.is_some_and(|m| m > s))
     });
     let answered_below = r.read(leaf).is_ok_and(|head| {
-        head.kind == "ActionEvent"
+        head.kind == crate::kinds::ACTION
             && real.first().is_some_and(|&first| {
                 r.tolerant_parent(first) == Some(leaf)
                     && r.read(first).is_ok_and(|res| {
-                        matches!(
-                            res.kind.as_str(),
-                            "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent"
-                        ) && (res.action_id.as_deref() == Some(r.id(leaf))
-                            || (res.tool_call_id.is_some()
-                                && res.tool_call_id == head.tool_call_id))
+                        super::tool_calls::answers(res, r.id(leaf), head.tool_call_id.as_deref())
                     })
             })
     });
@@ -185,6 +180,7 @@ Repair
             what: "set base_state.json `leaf_event_id` to the newest real event of the single chain below the stored HEAD: what the SDK would have saved",
             guards: "the events below the HEAD form one chain, and every one is newer than base_state.json (a deliberate `navigate_to` saves base_state.json after them) or the HEAD is a tool call whose result is the first of them (the SDK moves the HEAD with every result)",
             planner: Some(plan),
+            phase: crate::edit::Phase::State,
         }
     }
 

@@ -43,6 +43,7 @@ Repair
             what: "set base_state.json's `id` to the conversation's id (dashed), when meta.json's id and the folder's name agree on it",
             guards: "meta.json's id equals the folder's name (safe); no meta.json: the folder's name alone (unsafe: a renamed folder looks the same); they differ: left to a human",
             planner: Some(plan),
+            phase: crate::edit::Phase::State,
         }
     }
 

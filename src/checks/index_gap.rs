@@ -50,6 +50,7 @@ Repair
             what: "put a placeholder event in each missing index (the id the next event names as its parent, the event before as its parent; the crash-recovery AgentErrorEvent where the lost file answered an open tool call); over 64 missing indices, renumber the files after the gap down instead (renames only); count markers move into the backup, so a writer with the log open counts the files again",
             guards: "no file after the gap shares an index with another (a doubled index is decided first, by `duplicate-index`, in the same run)",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 
@@ -165,7 +166,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
     }
     let prev_of = |id: &str, rec: Option<&EventRecord>, file: &str| -> Prev {
         let call = rec
-            .filter(|r| r.kind == "ActionEvent" && r.action_kind.is_some())
+            .filter(|r| super::tool_calls::executable(r))
             .and_then(|r| r.tool_call_id.clone())
             .filter(|tc| !answered_calls.contains(tc.as_str()) && !answered_actions.contains(id))
             .and_then(|tc| {

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::{Check, Ctx, Finding, Repair, Severity};
+use crate::edit::{Refusal, Refused};
 use crate::store::conversation::{Doc, REPAIR_JOURNAL};
 
 /// The check's id: stable, kebab-case; scripts depend on it.
@@ -62,6 +63,15 @@ Repair
         Repair::manual(
             "undo the interrupted run (`convo-doctor undo --backup-dir DIR RUN`, as the finding says), then repair again",
         )
+    }
+
+    /// A run stopped half-way blocks every repair: a fresh one would build
+    /// on the half-made state.
+    fn gate(&self, ctx: &Ctx) -> Option<Refused> {
+        ctx.conv.journal.exists().then(|| Refused::new(
+            Refusal::Interrupted,
+            "a convo-doctor repair run stopped half-way through this conversation (see `interrupted-repair`): undo that run first, then repair again",
+        ))
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -130,7 +140,8 @@ fn vouched_command(ctx: &Ctx, run: &str, dir: &str) -> Option<String> {
     }
     // the folder as it was read (never its path looked up again)
     let here = ctx.conv.root.as_ref()?.dev_ino().ok()?;
-    if !crate::runs::run_repaired(std::path::Path::new(dir), run, here) {
+    let repaired = ctx.runs?;
+    if !repaired(std::path::Path::new(dir), run, here) {
         return None;
     }
     let default = crate::runs::default_backup_root().ok();

@@ -53,26 +53,20 @@ Repair
             what: "set the event aside, as for `unreadable-event`: a placeholder with the same id and parent takes its slot, the file goes into the run's backup",
             guards: "as for `unreadable-event`; unsafe because the agent loses sight of that event",
             planner: Some(plan),
+            phase: crate::edit::Phase::Readable,
         }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        for i in 0..ctx.reader.len() {
-            let Err(e @ ReadError::Invalid { .. }) = ctx.reader.read(i) else {
-                continue;
-            };
-            let (sev, tail) = ctx.read_failure(i);
-            out.push(Finding::new(
-                self.id(),
-                sev,
-                ctx.event_path(i),
+        ctx.read_failures(self.id(), out, |i, e| {
+            matches!(e, ReadError::Invalid { .. }).then(|| {
                 format!(
-                    "event {} does not validate against SDK {}: {e}; {tail}",
+                    "event {} does not validate against SDK {}: {e}",
                     ix(i),
                     ctx.reader.version,
-                ),
-            ));
-        }
+                )
+            })
+        });
     }
 }
 

@@ -53,6 +53,7 @@ Repair
             what: "drop each refused top-level field that `ConversationState` of the release declares with a default (the SDK then uses its default: `execution_status` idle, `head_is_empty` false, `max_iterations` 500, ...); the old value stays in the run's backup",
             guards: "only fields with a default in that release's model; a refused required field (`id`, `agent`, ...) is left to a human; unsafe because the value the conversation had is replaced by the SDK's default",
             planner: Some(plan),
+            phase: crate::edit::Phase::State,
         }
     }
 

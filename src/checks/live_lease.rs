@@ -3,31 +3,13 @@
 //! model is `crate::server::lease` (the releases' own takeover rule).
 
 use super::{Check, Ctx, Finding, Repair, Severity};
+use crate::edit::{Refusal, Refused};
 use crate::server::{self, lease as model, Era};
 
 /// The check's id: stable, kebab-case; scripts depend on it.
 pub const ID: &str = "live-lease";
 
 pub struct LiveLease;
-
-/// The lease's state in the shape the repair guard uses (kept for
-/// `src/fix`): `Live` exactly when the server's `claim` would refuse.
-#[derive(Debug, PartialEq)]
-pub enum Lease {
-    None,
-    /// Unexpired, and the owner may be alive. `owner` is raw text from the
-    /// file: quote it with `Ctx::quote` (redacted, then clipped).
-    Live {
-        owner: String,
-        expires_at: f64,
-    },
-    /// Expired, or the owner process is gone: left by a crash.
-    Stale {
-        owner: String,
-    },
-    /// Present but unparsable: the server treats it as stale.
-    Unparsable,
-}
 
 fn owner_short(p: &model::Payload) -> String {
     match (&p.host, p.pid) {
@@ -37,38 +19,9 @@ fn owner_short(p: &model::Payload) -> String {
     }
 }
 
-fn adapt(l: model::Lease) -> Lease {
-    match l {
-        model::Lease::None => Lease::None,
-        model::Lease::Unparsable(_) => Lease::Unparsable,
-        model::Lease::Expired(p) | model::Lease::DeadOwner(p) => Lease::Stale {
-            owner: owner_short(&p),
-        },
-        model::Lease::Live(p, _) => Lease::Live {
-            owner: owner_short(&p),
-            expires_at: p.expires_at,
-        },
-    }
-}
-
 /// The full model of this conversation's lease, judged here and now.
 pub fn model_state(ctx: &Ctx) -> model::Lease {
     model::judge(&ctx.conv.lease, &model::Env::here(ctx.now))
-}
-
-/// Evaluate owner_lease.json as the server's `claim` does.
-pub fn lease_state(ctx: &Ctx) -> Lease {
-    adapt(model_state(ctx))
-}
-
-/// Whether a live lease holds the conversation folder `dir` right now (read
-/// fresh from disk, for the moment before a write).
-pub fn is_live(dir: &std::path::Path) -> bool {
-    model::judge(
-        &model::read(dir),
-        &model::Env::here(std::time::SystemTime::now()),
-    )
-    .is_live()
 }
 
 impl Check for LiveLease {
@@ -118,6 +71,21 @@ Repair
         Repair::manual("stop the server (or wait until it evicts the idle conversation) first")
     }
 
+    /// A live lease blocks every repair: the server's `claim` would refuse
+    /// the folder, and its owner caches it in memory.
+    fn gate(&self, ctx: &Ctx) -> Option<Refused> {
+        let model::Lease::Live(p, _) = model_state(ctx) else {
+            return None;
+        };
+        Some(Refused::new(
+            Refusal::InUse,
+            format!(
+                "in use by {} (owner_lease.json is live); stop the server or wait for the lease to expire",
+                ctx.quote(&owner_short(&p))
+            ),
+        ))
+    }
+
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
         let model::Lease::Live(p, held) = model_state(ctx) else {
             return;
@@ -134,14 +102,7 @@ Repair
             _ => format!(
                 "agent-server {} lists it but cannot open it{} until then",
                 ctx.version,
-                if ctx
-                    .conv
-                    .base_state
-                    .value()
-                    .and_then(|b| b.get("execution_status"))
-                    .and_then(|s| s.as_str())
-                    == Some("running")
-                {
+                if ctx.running() {
                     " (it stays `running`: crash recovery waits for the lease)"
                 } else {
                     ""

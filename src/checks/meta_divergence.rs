@@ -191,6 +191,7 @@ Repair
             what: "rewrite each diverging value of meta.json from base_state.json, the source of truth; a credential inside an LLM object whose settings are synced follows them when base_state.json holds a real one",
             guards: "base_state.json parses and has `agent.kind`; secret *names* that differ are left to a human",
             planner: Some(plan),
+            phase: crate::edit::Phase::State,
         }
     }
 

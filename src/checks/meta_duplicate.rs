@@ -44,6 +44,7 @@ Repair
             what: "only when `--server-version 1.43.0` or newer is given (the rules default to the newest known, 1.58.2, as for `diagnose`, but dropping the agent is never a default: servers before 1.43 would stop listing the conversation): remove `agent` from meta.json (what those servers do at their next hydration); `workspace` and every other key stay, since they are still required",
             guards: "meta.json's agent holds no real secret (Fernet token or value) that base_state.json lacks",
             planner: Some(plan),
+            phase: crate::edit::Phase::State,
         }
     }
 

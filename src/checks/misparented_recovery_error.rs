@@ -4,6 +4,7 @@
 //! its call.
 
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
+use crate::kinds;
 use crate::store::ParentRef;
 
 /// The check's id: stable, kebab-case; scripts depend on it.
@@ -13,12 +14,6 @@ pub struct MisparentedRecoveryError;
 
 /// The text the agent-server writes (`EventService.start`, ≥1.7.4).
 pub const RECOVERY_PREFIX: &str = "A restart occurred while this tool was in progress";
-
-const RESULT_KINDS: &[&str] = &[
-    "ObservationEvent",
-    "UserRejectObservation",
-    "AgentErrorEvent",
-];
 
 /// One recovery error whose parent is not its action.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +41,7 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
     let mut by_call: Option<std::collections::HashMap<&str, (Vec<usize>, usize)>> = None;
     for i in 0..n {
         let Some(rec) = r.record(i) else { continue };
-        if rec.kind != "AgentErrorEvent"
+        if rec.kind != kinds::AGENT_ERROR
             || !rec
                 .error
                 .as_deref()
@@ -64,9 +59,9 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
                 let Some(tc) = x.tool_call_id.as_deref() else {
                     continue;
                 };
-                if x.kind == "ActionEvent" {
+                if x.kind == kinds::ACTION {
                     m.entry(tc).or_default().0.push(j);
-                } else if RESULT_KINDS.contains(&x.kind.as_str()) {
+                } else if kinds::is_result(&x.kind) {
                     m.entry(tc).or_default().1 += 1;
                 }
             }
@@ -133,6 +128,7 @@ Repair
             what: "set the crash-recovery AgentErrorEvent's `parent_id` to the ActionEvent with the same `tool_call_id` (#4488)",
             guards: "exactly one ActionEvent has that `tool_call_id`, before the error; nothing else answered it",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 

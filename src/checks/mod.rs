@@ -59,6 +59,7 @@ pub mod user_prefix_split;
 pub mod v0_row;
 
 mod meta_repair;
+pub mod repairs;
 mod set_aside;
 mod tool_calls;
 
@@ -126,6 +127,17 @@ impl Finding {
     }
 }
 
+/// The `execution_status` values the rules name (the SDK's
+/// `ConversationExecutionStatus`).
+pub mod status {
+    /// A run is in progress (or was, when it crashed).
+    pub const RUNNING: &str = "running";
+    /// What the agent-server's crash recovery sets a stale `running` to.
+    pub const ERROR: &str = "error";
+    /// The SDK's default.
+    pub const IDLE: &str = "idle";
+}
+
 /// Everything a check may look at.
 pub struct Ctx<'a> {
     pub conv: &'a Conversation,
@@ -139,6 +151,11 @@ pub struct Ctx<'a> {
     /// Every secret of this conversation (the output layer's redactor),
     /// applied early where a message clips a value (see [`Ctx::quote`]).
     pub redactor: Redactor,
+    /// How to ask whether a backup folder holds a kept run that repaired a
+    /// given folder (`interrupted-repair` prints an `undo` command only for
+    /// such a folder): the engine's lookup, passed in by the command that
+    /// builds the context; `None` vouches for no backup folder.
+    pub runs: Option<crate::runs::Lookup>,
     /// Analyses several checks and repairs share, computed once per
     /// conversation on first use.
     pub(crate) shared: Shared,
@@ -177,6 +194,7 @@ impl<'a> Ctx<'a> {
             version_given: false,
             now: SystemTime::now(),
             redactor,
+            runs: None,
             shared: Shared::default(),
         }
     }
@@ -187,6 +205,18 @@ impl<'a> Ctx<'a> {
     /// leave part of a secret), escaping left to the renderer.
     pub fn quote(&self, s: &str) -> String {
         crate::text::clip(&self.redactor.redact(s), crate::text::QUOTE_MAX)
+    }
+
+    /// base_state.json says a run is in progress: `execution_status` is
+    /// `running` (the SDK's `ConversationExecutionStatus.RUNNING`), which the
+    /// agent-server's crash recovery and its listing act on.
+    pub fn running(&self) -> bool {
+        self.conv
+            .base_state
+            .value()
+            .and_then(|b| b.get("execution_status"))
+            .and_then(serde_json::Value::as_str)
+            == Some(status::RUNNING)
     }
 
     /// The load error, when the SDK cannot load the conversation.
@@ -202,6 +232,31 @@ impl<'a> Ctx<'a> {
                 (Severity::Error, "the SDK refuses to load the conversation")
             }
             _ => (Severity::Warning, "the UI skips it"),
+        }
+    }
+
+    /// One finding of `check` per event of the log the SDK cannot read
+    /// for a reason `say` words (it returns `None` for the reasons of other
+    /// checks): on the event's file, as bad as its failure is, the words
+    /// followed by what the failure does ([`Ctx::read_failure`]).
+    pub fn read_failures(
+        &self,
+        check: &'static str,
+        out: &mut Vec<Finding>,
+        say: impl Fn(usize, &crate::view::ReadError) -> Option<String>,
+    ) {
+        for i in 0..self.reader.len() {
+            let Err(e) = self.reader.read(i) else {
+                continue;
+            };
+            let Some(what) = say(i, &e) else { continue };
+            let (sev, tail) = self.read_failure(i);
+            out.push(Finding::new(
+                check,
+                sev,
+                self.event_path(i),
+                format!("{what}; {tail}"),
+            ));
         }
     }
 
@@ -251,6 +306,10 @@ pub struct Repair {
     /// When it applies (the guards), for the docs; empty when manual.
     pub guards: &'static str,
     pub planner: Option<Planner>,
+    /// The phase its changes run in (a change that moves the index or
+    /// makes an unreadable event readable runs earlier: see
+    /// [`crate::edit::Phase`]).
+    pub phase: crate::edit::Phase,
 }
 
 impl Repair {
@@ -263,6 +322,7 @@ impl Repair {
             what: why,
             guards: "",
             planner: None,
+            phase: crate::edit::Phase::State,
         }
     }
 }
@@ -278,6 +338,13 @@ pub trait Check: Sync {
     /// The repair this check proposes (default: none, manual).
     fn repair(&self) -> Repair {
         Repair::NONE
+    }
+    /// Whether the state this check finds blocks every repair of the
+    /// conversation (a gate), and why: `repair` refuses the conversation
+    /// while any check's gate holds (default: never). Asked whatever
+    /// `--only`/`--skip` select.
+    fn gate(&self, _ctx: &Ctx) -> Option<crate::edit::Refused> {
+        None
     }
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>);
     /// Checks across the app server's row, its event copy and the folder
@@ -340,6 +407,15 @@ pub static REGISTRY: &[&dyn Check] = &[
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {
     REGISTRY.iter().copied().find(|c| c.id() == id)
+}
+
+/// The gate that blocks repairing the conversation, if any: of every
+/// check's ([`Check::gate`]), the first by [`crate::edit::Refusal`]'s order.
+pub fn gate(ctx: &Ctx) -> Option<crate::edit::Refused> {
+    REGISTRY
+        .iter()
+        .filter_map(|c| c.gate(ctx))
+        .min_by_key(|r| r.kind)
 }
 
 /// Run the selected checks; findings sorted worst first, then by file.

@@ -147,14 +147,7 @@ fn inputs<'a>(ctx: &Ctx, env: &'a lease::Env, quote: &'a dyn Fn(&str) -> String)
 
 /// For a `running` conversation: the first event of the log that cannot be read.
 fn running_unreadable(ctx: &Ctx) -> Option<String> {
-    let running = ctx
-        .conv
-        .base_state
-        .value()
-        .and_then(|b| b.get("execution_status"))
-        .and_then(|s| s.as_str())
-        == Some("running");
-    if !running {
+    if !ctx.running() {
         return None;
     }
     (0..ctx.reader.len()).find_map(|i| {

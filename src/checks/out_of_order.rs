@@ -208,6 +208,7 @@ Repair
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Safe,
+            phase: crate::edit::Phase::Index,
             what: "rename the two files to each other's index (each keeps its id and every byte)",
             guards: "exactly one pair of files, traded back, makes every link point back and the timestamps run in order",
             planner: Some(plan),

@@ -42,6 +42,7 @@ Repair
             what: "re-link each event of the loop whose `parent_id` points forward (to a later index, which the SDK never writes) to the readable event before it in index order",
             guards: "the event is on a loop and its parent is later in the log; unsafe because which link of the loop was wrong cannot be known for certain",
             planner: Some(plan),
+            phase: crate::edit::Phase::Links,
         }
     }
 

@@ -14,6 +14,7 @@ use super::tool_calls::{answer, Answer};
 use super::{ix, Ctx};
 use crate::edit::placeholder::{self, Slot, ToolCall};
 use crate::edit::{salvage, Action, Proposals, Safety};
+use crate::kinds;
 use crate::store::ParentRef;
 use crate::view::read::{nearest_after, nearest_before};
 use crate::view::ReadError;
@@ -348,7 +349,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 let Some(r) = ctx.reader.record(j) else {
                     continue;
                 };
-                if r.kind != "ActionEvent" || !ctx.reader.owns_its_id(j) {
+                if r.kind != kinds::ACTION || !ctx.reader.owns_its_id(j) {
                     continue;
                 }
                 if let Some(tc) = r.tool_call_id.as_deref() {
@@ -358,10 +359,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             m
         });
         let kind = known("kind");
-        let result_kind = matches!(
-            kind.as_deref(),
-            Some("ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation") | None
-        );
+        let result_kind = kind.as_deref().is_none_or(kinds::is_result);
         // an action that is itself set aside leaves no call to answer
         let stays = |a: usize| match ctx.reader.read(a) {
             Ok(_) => true,
@@ -385,7 +383,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             // action: the call that action made
             None if named_action.is_some() => named_action.and_then(|a| {
                 let r = ctx.reader.record(a)?;
-                (r.kind == "ActionEvent").then_some(())?;
+                (r.kind == kinds::ACTION).then_some(())?;
                 Some(ToolCall {
                     tool_name: tool_name(ctx, a)?,
                     tool_call_id: r.tool_call_id.clone()?,
@@ -395,7 +393,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 let others = answered.get_or_insert_with(|| Answered::of(ctx));
                 ctx.reader
                     .record(i - 1)
-                    .filter(|r| r.kind == "ActionEvent" && stays(i - 1))
+                    .filter(|r| r.kind == kinds::ACTION && stays(i - 1))
                     .and_then(|r| {
                         let tc = r.tool_call_id.clone()?;
                         let open = !others.by_another(Answer::Call(&tc), id)
@@ -646,7 +644,10 @@ mod tests {
         let ctx = Ctx::new(&l.conv, &l.index, &l.views, crate::version::NEWEST);
         let all = |_: &str| true;
         let mut p = Proposals::new(&all);
-        p.begin(crate::checks::invalid_event::ID);
+        p.begin(
+            crate::checks::invalid_event::ID,
+            crate::edit::Phase::Readable,
+        );
         crate::view::read::READS.with(|c| c.set(0));
         plan(&ctx, &mut p, Class::Invalid);
         let reads = crate::view::read::READS.with(|c| c.get());

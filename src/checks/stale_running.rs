@@ -55,18 +55,12 @@ Repair
             what: "the agent-server's own crash recovery: `execution_status` becomes `error`, and the first tool call nothing answers gets the server's \"A restart occurred\" AgentErrorEvent, parented to its action and made the HEAD",
             guards: "no live lease; meta.json present (an agent-server folder); a contiguous log every event of which the SDK reads (gaps and unreadable events are repaired first, in the same run); unsafe because the run's end is declared, not observed",
             planner: Some(plan),
+            phase: crate::edit::Phase::State,
         }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let running = ctx
-            .conv
-            .base_state
-            .value()
-            .and_then(|b| b.get("execution_status"))
-            .and_then(Value::as_str)
-            == Some("running");
-        if !running {
+        if !ctx.running() {
             return;
         }
         let lease = match model_state(ctx) {
@@ -102,20 +96,11 @@ Repair
 /// What the agent-server writes after a crash (event_service.py).
 const RESTART_ERROR: &str = "A restart occurred while this tool was in progress. This may indicate a fatal memory error or system crash. The tool execution was interrupted and did not complete.";
 
-fn is_running(ctx: &Ctx) -> bool {
-    ctx.conv
-        .base_state
-        .value()
-        .and_then(|b| b.get("execution_status"))
-        .and_then(Value::as_str)
-        == Some("running")
-}
-
 /// The agent-server's crash recovery, made on disk.
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     use crate::edit::placeholder::derived_id;
     use crate::edit::{Action, Safety};
-    if !is_running(ctx) || matches!(model_state(ctx), Lease::Live(..)) {
+    if !ctx.running() || matches!(model_state(ctx), Lease::Live(..)) {
         return;
     }
     const REL: &str = "base_state.json";
@@ -144,7 +129,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     p.set(
         REL,
         "/execution_status",
-        Value::from("error"),
+        Value::from(super::status::ERROR),
         Safety::Unsafe,
         "execution_status: running → error (what the agent-server's crash recovery sets)".into(),
     );
@@ -162,15 +147,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     else {
         return;
     };
-    let answered = (0..n).any(|j| {
-        ctx.reader.read(j).is_ok_and(|r| {
-            matches!(
-                r.kind.as_str(),
-                "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent"
-            ) && r.tool_call_id.as_deref() == Some(tc.as_str())
-        })
-    });
-    if answered {
+    if super::tool_calls::observed_by_call(ctx, &all, &tc) {
         return;
     }
     let Some((tool_name, _)) = super::tool_calls::call_of(ctx, first) else {

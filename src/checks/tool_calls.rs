@@ -1,6 +1,7 @@
-//! Tool calls nothing answers, as the SDK finds them, and the error event
-//! that answers one: shared by the planners that end a run or move the HEAD
-//! (`stale-running`, `stale-leaf`).
+//! What answers a tool call, as the SDK decides it (each rule here once, with
+//! where the SDK spells it), the tool calls nothing answers, and the error
+//! event that answers one: shared by every check that asks (`stale-running`,
+//! `stale-leaf`, `head-lag`, `dangling-parent`, `set-aside`'s planners).
 //!
 //! An action left unanswered on the agent's branch is not inert: at its next
 //! step the agent executes every such action before it asks the LLM
@@ -9,6 +10,15 @@
 //! run that tool again on resume.
 
 use super::Ctx;
+use crate::kinds::{ACTION, AGENT_ERROR, OBSERVATION, USER_REJECT};
+use crate::store::EventRecord;
+
+/// An action the SDK may execute: an ActionEvent whose `action` validated
+/// (not null). Only these are pending (`get_unmatched_actions`: "Only
+/// executable actions (validated) are considered pending").
+pub fn executable(r: &EventRecord) -> bool {
+    r.kind == ACTION && r.action_kind.is_some()
+}
 
 /// The SDK's `ConversationState.get_unmatched_actions` over `events` (in
 /// log order): each executable action (`action` not null) that no later
@@ -27,39 +37,62 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
             };
             continue;
         }
-        match r.kind.as_str() {
-            "ActionEvent"
-                if r.action_kind.is_some()
-                    && !observed_actions.contains(ctx.reader.id(i))
-                    && !r
-                        .tool_call_id
-                        .as_deref()
-                        .is_some_and(|t| observed_calls.contains(t)) =>
-            {
-                out.push(i)
-            }
-            _ => {}
+        if executable(r)
+            && !observed_actions.contains(ctx.reader.id(i))
+            && !r
+                .tool_call_id
+                .as_deref()
+                .is_some_and(|t| observed_calls.contains(t))
+        {
+            out.push(i)
         }
     }
     out.reverse();
     out
 }
 
-/// What an event answers, by the SDK's rule: an observation or a
-/// rejection names the action by `action_id` (its `tool_call_id` does not
-/// count), an AgentErrorEvent the call by `tool_call_id`.
+/// What an event answers, by the SDK's rule (`get_unmatched_actions`,
+/// conversation/state.py): an observation or a rejection names the action
+/// by `action_id` (its `tool_call_id` does not count), an AgentErrorEvent
+/// the call by `tool_call_id` (it has no `action_id`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Answer<'a> {
     Action(&'a str),
     Call(&'a str),
 }
 
-pub fn answer(r: &crate::store::EventRecord) -> Option<Answer<'_>> {
+pub fn answer(r: &EventRecord) -> Option<Answer<'_>> {
     match r.kind.as_str() {
-        "ObservationEvent" | "UserRejectObservation" => r.action_id.as_deref().map(Answer::Action),
-        "AgentErrorEvent" => r.tool_call_id.as_deref().map(Answer::Call),
+        OBSERVATION | USER_REJECT => r.action_id.as_deref().map(Answer::Action),
+        AGENT_ERROR => r.tool_call_id.as_deref().map(Answer::Call),
         _ => None,
     }
+}
+
+/// Whether `r` answers the action `action` (its id and `tool_call_id`), by
+/// [`answer`]'s rule.
+pub fn answers(r: &EventRecord, action: &str, tool_call_id: Option<&str>) -> bool {
+    match answer(r) {
+        Some(Answer::Action(id)) => id == action,
+        Some(Answer::Call(tc)) => Some(tc) == tool_call_id,
+        None => false,
+    }
+}
+
+/// The agent-server's crash recovery's other rule (`already_observed`,
+/// agent_server/event_service.py, since 1.20.1, #3063): before it answers
+/// the first unmatched action with its restart error, it looks for any
+/// observation-like event (an `ObservationBaseEvent`: observation,
+/// rejection or AgentErrorEvent) of `events` carrying the action's
+/// `tool_call_id`, whatever its `action_id`, and appends nothing when one
+/// is there. Not what answers a call ([`answer`]): what keeps the server
+/// from answering it twice.
+pub fn observed_by_call(ctx: &Ctx, events: &[usize], tool_call_id: &str) -> bool {
+    events.iter().any(|&j| {
+        ctx.reader.read(j).is_ok_and(|r| {
+            crate::kinds::is_result(&r.kind) && r.tool_call_id.as_deref() == Some(tool_call_id)
+        })
+    })
 }
 
 /// The action's `tool_name` and `tool_call_id`, what an answer names.
@@ -90,7 +123,7 @@ pub fn error_event(
 ) -> Vec<u8> {
     let j = |v: &str| serde_json::to_string(v).unwrap_or_default();
     format!(
-        "{{\"id\":{},\"timestamp\":{},\"source\":\"agent\",\"parent_id\":{},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"AgentErrorEvent\"}}",
+        "{{\"id\":{},\"timestamp\":{},\"source\":\"agent\",\"parent_id\":{},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"{AGENT_ERROR}\"}}",
         j(id),
         j(timestamp),
         j(parent),

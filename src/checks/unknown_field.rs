@@ -49,28 +49,23 @@ Repair
             what: "drop every key the release forbids from that event (all at once: the SDK names only the first); the values stay in the run's backup. The better fix is a server at least as new as the one that wrote the conversation",
             guards: "a top-level key of an event of the log that the release's model of its kind does not have; never `parent_id` (a pre-tree reader is told to upgrade instead); unsafe because a newer release loses that value",
             planner: Some(plan),
+            phase: crate::edit::Phase::Readable,
         }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        for i in 0..ctx.reader.len() {
-            let Err(ReadError::UnknownField { kind, field }) = ctx.reader.read(i) else {
-                continue;
+        ctx.read_failures(self.id(), out, |i, e| {
+            let ReadError::UnknownField { kind, field } = e else {
+                return None;
             };
-            let (sev, tail) = ctx.read_failure(i);
-            out.push(Finding::new(
-                self.id(),
-                sev,
-                ctx.event_path(i),
-                format!(
-                    "event {} ({}) has the key `{}`, which SDK {} does not know for that kind (written by a newer release?); {tail}",
-                    ix(i),
-                    ctx.quote(&kind),
-                    ctx.quote(&field),
-                    ctx.reader.kinds.source,
-                ),
-            ));
-        }
+            Some(format!(
+                "event {} ({}) has the key `{}`, which SDK {} does not know for that kind (written by a newer release?)",
+                ix(i),
+                ctx.quote(kind),
+                ctx.quote(field),
+                ctx.reader.kinds.source,
+            ))
+        });
     }
 }
 

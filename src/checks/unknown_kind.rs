@@ -57,28 +57,23 @@ Repair
             what: "set the event aside (as for `unreadable-event`); the better fix is to make the kind importable on the server",
             guards: "as for `unreadable-event`",
             planner: Some(plan),
+            phase: crate::edit::Phase::Readable,
         }
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        for i in 0..ctx.reader.len() {
-            let Err(ReadError::UnknownKind { kind, field }) = ctx.reader.read(i) else {
-                continue;
+        ctx.read_failures(self.id(), out, |i, e| {
+            let ReadError::UnknownKind { kind, field } = e else {
+                return None;
             };
-            let (sev, tail) = ctx.read_failure(i);
-            out.push(Finding::new(
-                self.id(),
-                sev,
-                ctx.event_path(i),
-                format!(
-                    "event {} has {field} `{}`, unknown to SDK {}{}; {tail}",
-                    ix(i),
-                    ctx.quote(&kind),
-                    ctx.reader.kinds.source,
-                    hint(&kind)
-                ),
-            ));
-        }
+            Some(format!(
+                "event {} has {field} `{}`, unknown to SDK {}{}",
+                ix(i),
+                ctx.quote(kind),
+                ctx.reader.kinds.source,
+                hint(kind)
+            ))
+        });
     }
 }
 

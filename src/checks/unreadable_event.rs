@@ -53,6 +53,7 @@ Repair
             what: "set the event aside: its file goes into the run's backup and a placeholder with the same id and parent takes its slot (the agent-server's AgentErrorEvent when it was a tool call's result nothing else answers, otherwise a ConversationErrorEvent the LLM never sees); nothing is renumbered or re-linked",
             guards: "an event of the contiguous log (one beyond a gap is planned once the gap is closed, in the same run); its parent kept, or recovered from what the cut-off file still names whole, or (a tree-era log) the event before it; unsafe because the agent loses sight of that event",
             planner: Some(plan),
+            phase: crate::edit::Phase::Readable,
         }
     }
 

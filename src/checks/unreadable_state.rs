@@ -52,6 +52,7 @@ Repair
             what: "put back base_state.json from the folder itself: a whole copy an interrupted atomic write left beside it, else a state rebuilt from meta.json's agent (status idle; stats, secrets and the HEAD start empty)",
             guards: "the copy is a JSON state of this conversation with an agent; meta.json's `agent` has a `kind`; the release's model must accept the result (proven before writing); unreadable meta.json is left to a human; unsafe because what was lost is not known",
             planner: Some(plan),
+            phase: crate::edit::Phase::State,
         }
     }
 
@@ -238,7 +239,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             st.insert(key.into(), v.clone());
         }
     }
-    st.insert("execution_status".into(), Value::from("idle"));
+    st.insert("execution_status".into(), Value::from(super::status::IDLE));
     let bytes = serde_json::to_vec(&Value::Object(st)).unwrap_or_default();
     put(
         p,

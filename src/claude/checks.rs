@@ -41,6 +41,7 @@ chain), the link the client wrote. See docs/claude-code.md."
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Safe,
+            phase: crate::edit::Phase::Links,
             what: "Claude Code sessions: re-link the record to the record written before it in the file (the previous main-chain record), so `--resume` resends the whole history",
             guards: "the file is a Claude Code session; the previous main-chain record exists and is not the record's own descendant; only `parentUuid` of that line changes (proven by parsing both)",
             planner: None,

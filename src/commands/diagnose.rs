@@ -5,14 +5,12 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Context;
-
 use super::{select, ExitStatus};
 use crate::batch::{ids::Wanted, ordered, scan, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
 use crate::render::{self, output::Output, progress::Progress, severity, Summary};
-use crate::report::{analyze, ConversationReport, Options};
+use crate::report::{ConversationReport, Options};
 
 pub fn threshold(f: FailOn) -> Option<Severity> {
     match f {
@@ -44,8 +42,8 @@ pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
 pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     // bad options: nothing is written (a report file is left as it was)
-    let selected = select(&args.only, &args.skip)?;
-    let cutoff = since::cutoff(args.since, args.changed_since.as_deref())?;
+    let selected = select(&args.scan.only, &args.scan.skip)?;
+    let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
     let color = color && args.format == render::Format::Human;
     let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
     let mut renderer = render::renderer(args.format, color);
@@ -59,7 +57,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     };
     let status = match run_scan(args, &filters, &mut out, &mut *renderer, &mut summary) {
         Ok(Ran::Scanned(status)) => status,
-        Ok(Ran::Abandoned(status)) => return Ok(status),
+        Ok(Ran::Abandoned(status)) => return status,
         Err(e) => {
             summary.fail(format!("{e:#}"));
             ExitStatus::Error
@@ -67,7 +65,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     };
     summary.elapsed = Some(started.elapsed());
     if let Err(e) = renderer.finish(&mut out, &summary) {
-        return Ok(broken_pipe_or_error(e));
+        return broken_pipe_or_error(e);
     }
     Ok(out.finish(status))
 }
@@ -76,8 +74,9 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
 enum Ran {
     /// The exit status, the summary to write.
     Scanned(ExitStatus),
-    /// The report could not be written (a closed pipe): nothing more to say.
-    Abandoned(ExitStatus),
+    /// The report could not be written (a closed pipe, or the error that
+    /// ends the command): nothing more to say.
+    Abandoned(anyhow::Result<ExitStatus>),
 }
 
 /// The checks selected and the `--since` cutoff, from the options.
@@ -94,10 +93,7 @@ fn run_scan(
     summary: &mut Summary,
 ) -> anyhow::Result<Ran> {
     let (selected, cutoff) = (filters.selected, filters.cutoff);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.map_or(0, usize::from))
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = super::pool(args.jobs)?;
     let events = args.events && shows_events(args.format);
     if args.events && !events {
         render::warning("--events lists events in the human, json and jsonl formats only; ignored");
@@ -145,7 +141,7 @@ fn run_scan(
     if let Some(e) = sources.as_ref().and_then(|s| s.empty_side(list.len())) {
         anyhow::bail!("{e}");
     }
-    if let Some(shard) = args.shard {
+    if let Some(shard) = args.scan.shard {
         list.retain(|dir| shard.contains(dir));
         summary.shard = Some(shard.to_string());
     }
@@ -164,7 +160,7 @@ fn run_scan(
                 .filter_map(|d| crate::batch::ids::folder_hex(d))
                 .collect();
             let mut ids = src.record_ids(&folder_ids);
-            if let Some(shard) = args.shard {
+            if let Some(shard) = args.scan.shard {
                 ids.retain(|id| shard.contains(std::path::Path::new(id)));
             }
             if let Some(w) = &wanted {
@@ -191,23 +187,31 @@ fn run_scan(
             return Scanned::Unmodified;
         }
         let display = dir.display().to_string();
-        let Some(src) = &sources else {
-            let mut r = if tree {
-                crate::report::analyze_tree(dir, display, &opts)
-            } else {
-                analyze(dir, display, &opts)
-            };
-            mark_fixable(dir, &mut r, &opts);
-            return Scanned::Report(Box::new(r));
-        };
         let a = crate::analysis::Analysis::load(dir, opts.version, &Default::default());
-        let mut r = if tree {
-            crate::report::analyze_tree(dir, display, &opts)
-        } else {
-            crate::report::analyze_ctx(&a.ctx(opts.version_given), display, &opts)
+        let mut r = {
+            let mut ctx = a.ctx(opts.version_given);
+            // the backups `interrupted-repair` may name in an `undo` command
+            ctx.runs = Some(crate::fix::persist::run_repaired);
+            let mut r = crate::report::analyze_ctx(&ctx, display, &opts);
+            if tree {
+                r.tree = Some(crate::analysis::tree::build(&ctx));
+            }
+            r
+        };
+        // the folder as read is kept only for the app server's side: the
+        // repair plan below reads the folder again, and two whole reads of
+        // a big one at once would double the peak memory
+        let read = match &sources {
+            Some(src) => Some((src, a)),
+            None => {
+                drop(a);
+                None
+            }
         };
         mark_fixable(dir, &mut r, &opts);
-        src.attach(&a.conv, &mut r, selected);
+        if let Some((src, a)) = read {
+            src.attach(&a.conv, &mut r, selected);
+        }
         Scanned::Report(Box::new(r))
     };
     let mut emit = |i: usize, done: ordered::Done<Scanned>| {
@@ -278,7 +282,7 @@ fn run_scan(
     // then the Claude Code sessions, in the order given
     for f in claude
         .iter()
-        .filter(|f| args.shard.is_none_or(|s| s.contains(f)))
+        .filter(|f| args.scan.shard.is_none_or(|s| s.contains(f)))
     {
         let scanned = if cutoff.is_some_and(|c| !since::modified_since(f, c)) {
             Scanned::Unmodified
@@ -306,7 +310,7 @@ fn run_scan(
             |i| record(i + n),
             |i, done| emit(i + n, done),
         );
-        if args.shard.is_none_or(|s| s.index == 0) && every_id {
+        if args.scan.shard.is_none_or(|s| s.index == 0) && every_id {
             for r in src.bad_id_reports(&version, selected) {
                 if !emit(usize::MAX, Ok(Scanned::Report(Box::new(r)))) {
                     break;
@@ -428,13 +432,13 @@ pub fn scan_error(first: &str, r: &ConversationReport) -> String {
     }
 }
 
-/// A closed pipe (`| head`) ends the run quietly; other write errors are errors.
-pub fn broken_pipe_or_error(e: io::Error) -> ExitStatus {
+/// A closed pipe (`| head`) ends the run quietly; other write errors are
+/// errors (printed once, by `crate::run`).
+pub fn broken_pipe_or_error(e: io::Error) -> anyhow::Result<ExitStatus> {
     if e.kind() == io::ErrorKind::BrokenPipe {
-        ExitStatus::Success
+        Ok(ExitStatus::Success)
     } else {
-        render::error(&format!("cannot write the report: {e}"));
-        ExitStatus::Error
+        Err(anyhow::anyhow!("cannot write the report: {e}"))
     }
 }
 

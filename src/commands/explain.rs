@@ -4,7 +4,7 @@ use super::ExitStatus;
 use crate::checks::{find, REGISTRY};
 use crate::render;
 
-pub fn explain(check: Option<&str>) -> ExitStatus {
+pub fn explain(check: Option<&str>) -> anyhow::Result<ExitStatus> {
     let text = match check {
         None => {
             let mut s = String::from("Checks (run `convo-doctor explain <id>` for details):\n");
@@ -15,14 +15,11 @@ pub fn explain(check: Option<&str>) -> ExitStatus {
         }
         Some(id) => match find(id) {
             Some(c) => format!("{}: {}\n\n{}\n", c.id(), c.summary(), c.explain()),
-            None => {
-                render::error(&super::unknown_check(id));
-                return ExitStatus::Error;
-            }
+            None => anyhow::bail!("{}", super::unknown_check(id)),
         },
     };
     match render::out(&text) {
-        Ok(()) => ExitStatus::Success,
+        Ok(()) => Ok(ExitStatus::Success),
         Err(e) => super::diagnose::broken_pipe_or_error(e),
     }
 }

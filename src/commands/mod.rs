@@ -1,10 +1,14 @@
-//! One module per subcommand.
+//! One module per subcommand. Each returns its exit status, or the error
+//! that ends it: `crate::run` prints that error, once, and ends with exit
+//! status 2.
 
 pub mod completions;
 pub mod diagnose;
 pub mod explain;
+pub mod man;
 pub mod repair;
 pub mod repair_claude;
+pub mod undo;
 pub mod undo_list;
 
 pub use crate::exit::ExitStatus;
@@ -24,6 +28,16 @@ pub fn unknown_check(id: &str) -> String {
         ),
         None => format!("unknown check `{id}` (run `convo-doctor explain` for the list)"),
     }
+}
+
+/// The worker threads of a scan (`--jobs`; default one per core), shared by
+/// `diagnose` and `repair`.
+pub fn pool(jobs: Option<u16>) -> anyhow::Result<rayon::ThreadPool> {
+    use anyhow::Context;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.map_or(0, usize::from))
+        .build()
+        .context("cannot start worker threads")
 }
 
 /// Validate `--only` / `--skip` ids and build the selection predicate.

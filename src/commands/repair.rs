@@ -1,4 +1,4 @@
-//! `convo-doctor repair [--dry-run] PATH...` and `convo-doctor undo RUN-ID`.
+//! `convo-doctor repair [--dry-run] PATH...`.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use super::diagnose::{broken_pipe_or_error, threshold};
 use super::{select, ExitStatus};
 use crate::batch::{ordered, scan, since};
-use crate::cli::{DiffFormat, RepairArgs, RepairFormat, UndoArgs};
-use crate::fix::persist::{self, Restored, Run};
+use crate::cli::{DiffFormat, RepairArgs, RepairFormat};
+use crate::fix::persist::{self, Run};
 use crate::fix::{self, RepairOptions};
 use crate::render;
 use crate::render::output::Output;
@@ -27,46 +27,26 @@ enum Planned {
     Unopened(String),
 }
 
-pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
+pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     if args.format != RepairFormat::Human && args.diff_format == DiffFormat::Patch {
         use clap::CommandFactory;
         let mut cli = crate::cli::Cli::command();
         let cmd = cli
             .find_subcommand_mut("repair")
             .expect("repair is a subcommand");
-        render::usage_error(&cmd.error(
-            clap::error::ErrorKind::ArgumentConflict,
-            "the argument '--format <FORMAT>' cannot be used with '--diff-format patch': JSON output carries no diff",
-        ));
-        return ExitStatus::Error;
+        return Err(cmd
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "the argument '--format <FORMAT>' cannot be used with '--diff-format patch': JSON output carries no diff",
+            )
+            .into());
     }
     if args.accept_ambiguous {
         render::warning("--accept-ambiguous is deprecated: it now means --unsafe-fixes");
     }
-    let selected = match select(&args.only, &args.skip) {
-        Ok(s) => s,
-        Err(e) => {
-            render::fail(&e);
-            return ExitStatus::Error;
-        }
-    };
-    let cutoff = match since::cutoff(args.since, args.changed_since.as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            render::fail(&e);
-            return ExitStatus::Error;
-        }
-    };
-    let pool = match rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.map_or(0, usize::from))
-        .build()
-    {
-        Ok(p) => p,
-        Err(e) => {
-            render::error(&format!("cannot start worker threads: {e}"));
-            return ExitStatus::Error;
-        }
-    };
+    let selected = select(&args.scan.only, &args.scan.skip)?;
+    let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
+    let pool = super::pool(args.jobs)?;
     // Claude Code sessions (src/claude/): their own repair, all or none of
     // the PATHs
     let claude: Vec<_> = args.paths.iter().map(|p| crate::claude::shape(p)).collect();
@@ -84,10 +64,9 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         return super::repair_claude::repair(args, files, errors);
     }
     if claude.iter().any(Option::is_some) {
-        render::error(
-            "give Claude Code sessions and OpenHands conversations to separate `repair` runs",
+        anyhow::bail!(
+            "give Claude Code sessions and OpenHands conversations to separate `repair` runs"
         );
-        return ExitStatus::Error;
     }
     let unsafe_fixes = args.unsafe_fixes || args.accept_ambiguous;
     let options = || RepairOptions {
@@ -98,34 +77,21 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     let backup_root = match (&args.backup_dir, args.dry_run) {
         (Some(d), _) => Some(d.clone()),
         (None, true) => None,
-        (None, false) => match persist::default_backup_root() {
-            Ok(d) => Some(d),
-            Err(e) => {
-                render::error(&e);
-                return ExitStatus::Error;
-            }
-        },
+        (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),
     };
     // A backup holds copies of meta.json: inside a store (or the folder a
     // conversation sits in) a server would list the copy, or let it shadow
     // the original.
     if let Some(root) = &backup_root {
         if let Some(store) = backup_inside_store(root, &args.paths) {
-            render::error(&format!(
+            anyhow::bail!(
                 "the backup directory `{}` is inside `{}`, where a server would list the backed-up conversations; choose a --backup-dir outside every conversations directory",
                 root.display(),
                 store.display()
-            ));
-            return ExitStatus::Error;
+            );
         }
     }
-    let mut w = match Output::new(args.output_file.as_deref(), args.quiet) {
-        Ok(o) => o,
-        Err(e) => {
-            render::fail(&e);
-            return ExitStatus::Error;
-        }
-    };
+    let mut w = Output::new(args.output_file.as_deref(), args.quiet)?;
     let mut run: Option<Run> = None;
     let fail = threshold(args.fail_on);
     let (mut files, mut conversations, mut failed) = (0, 0, 0);
@@ -163,7 +129,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         status = ExitStatus::Error;
     }
     let mut list = scan.conversations;
-    if let Some(shard) = args.shard {
+    if let Some(shard) = args.scan.shard {
         list.retain(|(dir, _)| shard.contains(dir));
         summary.scan.shard = Some(shard.to_string());
     }
@@ -210,7 +176,8 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
             )),
         }
     };
-    let mut stop: Option<ExitStatus> = None;
+    // what ends the run early: a closed pipe (a status), or an error
+    let mut stop: Option<anyhow::Result<ExitStatus>> = None;
     let emit = |i: usize, done: ordered::Done<Planned>| {
         let (dir, k) = &list[i];
         let plan = match done {
@@ -253,8 +220,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
                 match Run::new(&root, persist::new_run_id()) {
                     Ok(r) => run = Some(r),
                     Err(e) => {
-                        render::error(&e);
-                        stop = Some(ExitStatus::Error);
+                        stop = Some(Err(anyhow::Error::msg(e)));
                         return false;
                     }
                 }
@@ -325,7 +291,8 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         if let Some(j) = json.as_mut() {
             let _ = j.finish(&mut w, &summary);
         }
-        return w.finish(s);
+        let status = w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+        return s.map(|_| status);
     }
     if summary.scan.skipped_unmodified > 0 {
         render::note(&format!(
@@ -343,7 +310,9 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
         None => render::repair::finish(&mut w, &summary),
     };
     if let Err(e) = finished {
-        return w.finish(broken_pipe_or_error(e));
+        let s = broken_pipe_or_error(e);
+        let status = w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+        return s.map(|_| status);
     }
     let status = if status == ExitStatus::Error {
         status
@@ -361,7 +330,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> ExitStatus {
     } else {
         ExitStatus::Success
     };
-    w.finish(status)
+    Ok(w.finish(status))
 }
 
 /// One conversation in human output: with `--diff-format patch`, the patch
@@ -392,50 +361,6 @@ fn human(
         !patch,
     )?;
     Ok(why)
-}
-
-pub fn undo(args: &UndoArgs) -> ExitStatus {
-    if args.prune {
-        return super::undo_list::prune(args).unwrap_or_else(|e| {
-            render::fail(&e);
-            ExitStatus::Error
-        });
-    }
-    if args.dry_run {
-        return super::undo_list::dry_run(args).unwrap_or_else(|e| {
-            render::fail(&e);
-            ExitStatus::Error
-        });
-    }
-    let root = match &args.backup_dir {
-        Some(d) => d.clone(),
-        None => match persist::default_backup_root() {
-            Ok(d) => d,
-            Err(e) => {
-                render::error(&e);
-                return ExitStatus::Error;
-            }
-        },
-    };
-    let (dir, manifest) = match persist::load_run(&root, &args.run_id) {
-        Ok(x) => x,
-        Err(e) => {
-            render::error(&e);
-            return ExitStatus::Error;
-        }
-    };
-    let results = persist::undo(&dir, &manifest);
-    let refused = results
-        .iter()
-        .any(|(_, r)| matches!(r, Restored::Refused(_)));
-    if let Err(e) = render::repair::undo(&mut io::stdout().lock(), &results) {
-        return broken_pipe_or_error(e);
-    }
-    if refused {
-        ExitStatus::Findings
-    } else {
-        ExitStatus::Success
-    }
 }
 
 /// The store (or the folder holding a conversation PATH) that `backup`

@@ -93,21 +93,13 @@ fn plan_one(path: &Path, dry_run: bool) -> (Outcome, Option<Rewrite>) {
 }
 
 /// The Claude Code repair of `files` (every PATH was a Claude Code store).
-pub fn repair(args: &RepairArgs, files: Vec<PathBuf>, errors: Vec<String>) -> ExitStatus {
-    let selected = match super::select(&args.only, &args.skip) {
-        Ok(s) => s,
-        Err(e) => {
-            render::fail(&e);
-            return ExitStatus::Error;
-        }
-    };
-    let mut w = match Output::new(args.output_file.as_deref(), args.quiet) {
-        Ok(o) => o,
-        Err(e) => {
-            render::fail(&e);
-            return ExitStatus::Error;
-        }
-    };
+pub fn repair(
+    args: &RepairArgs,
+    files: Vec<PathBuf>,
+    errors: Vec<String>,
+) -> anyhow::Result<ExitStatus> {
+    let selected = super::select(&args.scan.only, &args.scan.skip)?;
+    let mut w = Output::new(args.output_file.as_deref(), args.quiet)?;
     let mut sum = Summary {
         dry_run: args.dry_run,
         errors,
@@ -116,13 +108,7 @@ pub fn repair(args: &RepairArgs, files: Vec<PathBuf>, errors: Vec<String>) -> Ex
     let backup_root = match (&args.backup_dir, args.dry_run) {
         (Some(d), _) => Some(d.clone()),
         (None, true) => None,
-        (None, false) => match persist::default_backup_root() {
-            Ok(d) => Some(d),
-            Err(e) => {
-                render::error(&e);
-                return ExitStatus::Error;
-            }
-        },
+        (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),
     };
     // a backup copy inside a projects folder would be listed as a session
     if let Some(root) = &backup_root {
@@ -133,11 +119,10 @@ pub fn repair(args: &RepairArgs, files: Vec<PathBuf>, errors: Vec<String>) -> Ex
             .windows(2)
             .any(|w| w[0].as_os_str() == ".claude" && w[1].as_os_str() == "projects")
         {
-            render::error(&format!(
+            anyhow::bail!(
                 "the backup directory `{}` is inside a Claude Code projects folder, where the client would list the backed-up sessions; choose a --backup-dir outside it",
                 root.display()
-            ));
-            return ExitStatus::Error;
+            );
         }
     }
     let json = args.format != RepairFormat::Human;
@@ -162,7 +147,7 @@ pub fn repair(args: &RepairArgs, files: Vec<PathBuf>, errors: Vec<String>) -> Ex
                     Ok(r) => run = Some(r),
                     Err(e) => {
                         render::error(&e);
-                        return w.finish(ExitStatus::Error);
+                        return Ok(w.finish(ExitStatus::Error));
                     }
                 }
             }
@@ -182,7 +167,9 @@ pub fn repair(args: &RepairArgs, files: Vec<PathBuf>, errors: Vec<String>) -> Ex
         }
         if !json {
             if let Err(e) = render::claude::repair_outcome(&mut w, &o) {
-                return w.finish(super::diagnose::broken_pipe_or_error(e));
+                let s = super::diagnose::broken_pipe_or_error(e);
+                w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+                return s;
             }
         }
         outcomes.push(o);
@@ -200,7 +187,9 @@ pub fn repair(args: &RepairArgs, files: Vec<PathBuf>, errors: Vec<String>) -> Ex
         render::claude::repair_summary(&mut w, &sum)
     };
     if let Err(e) = written {
-        return w.finish(super::diagnose::broken_pipe_or_error(e));
+        let s = super::diagnose::broken_pipe_or_error(e);
+        w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+        return s;
     }
     let pending = outcomes.iter().any(|o| o.status == "would-fix");
     let status = if !sum.errors.is_empty() || sum.failed > 0 {
@@ -210,5 +199,5 @@ pub fn repair(args: &RepairArgs, files: Vec<PathBuf>, errors: Vec<String>) -> Ex
     } else {
         ExitStatus::Success
     };
-    w.finish(status)
+    Ok(w.finish(status))
 }

@@ -48,6 +48,46 @@ pub enum Action {
     Create { bytes: Vec<u8>, like: String },
 }
 
+impl Action {
+    /// Whether it renames, adds or takes out an event file of the log
+    /// (`file` the changed file, relative to the conversation folder).
+    pub fn moves_the_index(&self, file: &str) -> bool {
+        let event = |rel: &str| rel.starts_with("events/event-");
+        match self {
+            Action::Rename(to) => event(file) || event(to),
+            Action::Remove | Action::Create { .. } => event(file),
+            Action::Patch { .. } | Action::Replace(_) => false,
+        }
+    }
+}
+
+/// When a change runs. Each pass of a repair makes only the changes of the
+/// earliest phase proposed, then plans again on the result, so a later
+/// phase's planners see what the earlier ones made (e2fsck's passes).
+/// Ordered: `Index < Readable < Links < State`.
+///
+/// A check declares the phase of its changes (`checks::Repair::phase`);
+/// what a change does may put it earlier ([`Change::phase`]): a change that
+/// moves the index runs in `Index`, a patch or placeholder for an event the
+/// SDK cannot read in `Readable`, whatever its check declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// An event file of the log renamed, added or taken out: every other
+    /// planner's guards read the index, so these go first, alone (all of
+    /// the check's changes of the pass with them).
+    Index,
+    /// An event the SDK cannot read made readable again: a patch that keeps
+    /// the event (an id put back, a key dropped) before a placeholder that
+    /// replaces it, both before the links and the HEAD, which the other
+    /// planners choose by which events read.
+    Readable,
+    /// The links between events (`parent_id`, `action_id`), before the HEAD
+    /// and the state that point into the tree they make.
+    Links,
+    /// The HEAD, the state and meta.json.
+    State,
+}
+
 /// One proposed change: the file as it is named in the state the planner
 /// saw, what happens to it, the check that asks, how safe, and in words.
 #[derive(Clone, Debug)]
@@ -57,6 +97,73 @@ pub struct Change {
     pub check: &'static str,
     pub safety: Safety,
     pub what: String,
+    /// The phase its check declares.
+    pub declared: Phase,
+}
+
+impl Change {
+    /// The phase it runs in: its check's declared phase, or earlier when
+    /// what it does says so (see [`Phase`]). `unreadable`: whether the SDK
+    /// cannot read the event file of that name in the state planned on.
+    pub fn phase(&self, unreadable: &dyn Fn(&str) -> bool) -> Phase {
+        let by_action = if self.action.moves_the_index(&self.file) {
+            Phase::Index
+        } else if matches!(self.action, Action::Patch { .. } | Action::Replace(_))
+            && unreadable(&self.file)
+        {
+            Phase::Readable
+        } else {
+            Phase::State
+        };
+        by_action.min(self.declared)
+    }
+}
+
+/// Why nothing may be written to a conversation, by kind (the human
+/// summary counts refused conversations by it; [`Refused::why`] says the
+/// rest in words). Ordered: when several hold, the first is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Refusal {
+    /// A live `owner_lease.json`: a server holds the conversation.
+    InUse,
+    /// A repair (or undo) run stopped half-way through it.
+    Interrupted,
+    /// A writer was active, or files changed while they were read or proven.
+    Busy,
+    /// Some of it could not be read (permission, I/O).
+    Unreadable,
+    /// No repair could be proven safe.
+    Proof,
+}
+
+impl Refusal {
+    /// How the summary line says it ("17 conversations (16 in use by a server, ...)").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::InUse => "in use by a server",
+            Refusal::Interrupted => "half-repaired",
+            Refusal::Busy => "being written",
+            Refusal::Unreadable => "not wholly readable",
+            Refusal::Proof => "no repair proven safe",
+        }
+    }
+}
+
+/// A conversation's repair refused: the kind, and why in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub kind: Refusal,
+    pub why: String,
+}
+
+impl Refused {
+    pub fn new(kind: Refusal, why: impl Into<String>) -> Refused {
+        Refused {
+            kind,
+            why: why.into(),
+        }
+    }
 }
 
 /// Why a finding is left, as `repair --format json` names it.
@@ -103,6 +210,7 @@ pub struct Leave {
 /// id.
 pub struct Proposals<'s> {
     check: &'static str,
+    phase: Phase,
     selected: &'s dyn Fn(&str) -> bool,
     pub changes: Vec<Change>,
     pub left: Vec<Leave>,
@@ -116,6 +224,7 @@ impl<'s> Proposals<'s> {
     pub fn new(selected: &'s dyn Fn(&str) -> bool) -> Self {
         Proposals {
             check: "",
+            phase: Phase::State,
             selected,
             changes: Vec::new(),
             left: Vec::new(),
@@ -124,9 +233,11 @@ impl<'s> Proposals<'s> {
         }
     }
 
-    /// The engine: the planner of `check` runs next.
-    pub fn begin(&mut self, check: &'static str) {
+    /// The engine: the planner of `check`, which declares `phase`, runs
+    /// next.
+    pub fn begin(&mut self, check: &'static str, phase: Phase) {
         self.check = check;
+        self.phase = phase;
     }
 
     /// The check whose planner is running.
@@ -147,6 +258,7 @@ impl<'s> Proposals<'s> {
             check: self.check,
             safety,
             what,
+            declared: self.phase,
         });
     }
 

@@ -17,6 +17,7 @@
 //!   it would have been without the event. Both kinds exist in every
 //!   release since 1.1.0, with the fields used here.
 
+use crate::kinds::{AGENT_ERROR, CONVERSATION_ERROR};
 use crate::store::ParentRef;
 
 /// A tool call the placeholder answers.
@@ -67,7 +68,7 @@ pub fn event(slot: &Slot) -> Vec<u8> {
     );
     let text = match slot.answers {
         Some(call) => format!(
-            "{head},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"AgentErrorEvent\"}}",
+            "{head},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"{AGENT_ERROR}\"}}",
             j(&call.tool_name),
             j(&call.tool_call_id),
             j(&format!(
@@ -76,7 +77,7 @@ pub fn event(slot: &Slot) -> Vec<u8> {
             )),
         ),
         None => format!(
-            "{head},\"code\":{},\"detail\":{},\"kind\":\"ConversationErrorEvent\"}}",
+            "{head},\"code\":{},\"detail\":{},\"kind\":\"{CONVERSATION_ERROR}\"}}",
             j(CODE),
             j(&format!(
                 "convo-doctor set this event aside: its file (events/{}) could not be read ({}). The original file is in the repair's backup.",

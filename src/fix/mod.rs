@@ -2,12 +2,14 @@
 //! change of a conversation folder, and (only when asked) makes it.
 //!
 //! Each check declares its repair and plans it in its own file
-//! (`checks::Repair::planner`, speaking `crate::edit`); this module owns
-//! what no single check can: applying one pass's proposals to an in-memory
-//! overlay, analysing the result and planning again until nothing more is
-//! proposed (`engine`), proving the final state against the original,
-//! writing the whole run as one change from the original folder to the
-//! final one (`persist`), and undoing it.
+//! (`checks::Repair`: its planner, speaking `crate::edit`, and the phase its
+//! changes run in), and whether its state blocks every repair
+//! (`checks::Check::gate`); this module owns what no single check can, and
+//! names none: asking the gates, applying one pass's proposals to an
+//! in-memory overlay by phase, analysing the result and planning again
+//! until nothing more is proposed (`engine`), proving the final state
+//! against the original, writing the whole run as one change from the
+//! original folder to the final one (`persist`), and undoing it.
 
 mod engine;
 pub mod patch;
@@ -18,7 +20,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::checks::{self, Finding};
-pub use crate::edit::{LeftReason, Op};
+pub use crate::edit::{LeftReason, Op, Refusal, Refused};
 use crate::report::ConversationReport;
 use crate::secrets::Redactor;
 use crate::version::{Version, NEWEST};
@@ -83,37 +85,6 @@ pub struct Move {
     pub what: String,
 }
 
-/// Why nothing may be written to a conversation, by kind (the human
-/// summary counts refused conversations by it; `Plan::refused` says the
-/// rest in words).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Refusal {
-    /// A live `owner_lease.json`: a server holds the conversation.
-    InUse,
-    /// A repair (or undo) run stopped half-way through it.
-    Interrupted,
-    /// A writer was active, or files changed while they were read or proven.
-    Busy,
-    /// Some of it could not be read (permission, I/O).
-    Unreadable,
-    /// No repair could be proven safe.
-    Proof,
-}
-
-impl Refusal {
-    /// How the summary line says it ("17 conversations (16 in use by a server, ...)").
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::InUse => "in use by a server",
-            Refusal::Interrupted => "half-repaired",
-            Refusal::Busy => "being written",
-            Refusal::Unreadable => "not wholly readable",
-            Refusal::Proof => "no repair proven safe",
-        }
-    }
-}
-
 #[derive(Debug)]
 pub struct Plan {
     pub dir: PathBuf,
@@ -127,10 +98,9 @@ pub struct Plan {
     /// New files, applied after the moves.
     pub creates: Vec<Create>,
     pub left: Vec<Left>,
-    /// Set when nothing may be written to this conversation, with the reason.
-    pub refused: Option<String>,
-    /// The kind of that reason.
-    pub refusal: Option<Refusal>,
+    /// Set when nothing may be written to this conversation: the kind of
+    /// reason, and the reason.
+    pub refused: Option<Refused>,
     /// Notes for the operator (kept secrets, available modes, the passes).
     pub notes: Vec<String>,
     pub before: ConversationReport,
@@ -251,85 +221,9 @@ impl RepairOptions<'_> {
     }
 }
 
-/// Wrap `text` at `width` columns, every line after the first indented by
-/// `indent` spaces.
-fn wrap(text: &str, width: usize, indent: usize) -> String {
-    let mut out = String::new();
-    let mut col = 0;
-    for word in text.split_whitespace() {
-        if col > indent && col + 1 + word.len() > width {
-            out.push('\n');
-            out.push_str(&" ".repeat(indent));
-            col = indent;
-        } else if col > 0 {
-            out.push(' ');
-            col += 1;
-        }
-        out.push_str(word);
-        col += word.len();
-    }
-    out
-}
-
-/// The repairs as `repair --help` lists them, generated from each check's
-/// declared [`checks::Repair`], followed by `tail`.
-pub fn help_text(tail: &str) -> String {
-    let mut out = String::from("Repairs (safe: always; unsafe: with --unsafe-fixes):\n");
-    for want in [checks::Applicability::Safe, checks::Applicability::Unsafe] {
-        for c in checks::REGISTRY {
-            let r = c.repair();
-            if r.applicability == want {
-                let line = format!("  {:<7}{}: {}", want.as_str(), c.id(), r.what);
-                out.push_str(&wrap(&line, 79, 9));
-                out.push('\n');
-            }
-        }
-    }
-    let manual: Vec<&str> = checks::REGISTRY
-        .iter()
-        .filter(|c| c.repair().applicability == checks::Applicability::Manual)
-        .map(|c| c.id())
-        .collect();
-    let line = format!(
-        "  manual {} (`convo-doctor explain ID` says why)",
-        manual.join(", ")
-    );
-    out.push_str(&wrap(&line, 79, 9));
-    out.push_str("\n\n");
-    out.push_str(tail);
-    out
-}
-
-/// The repair tables of docs/repair.md, generated from each check's
-/// declared [`checks::Repair`] (tests/docs.rs fails when they drift).
-pub fn repair_markdown() -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
-    let mut out = String::from(
-        "| check | applicability | repair | guards (all must hold) |\n|---|---|---|---|\n",
-    );
-    for want in [checks::Applicability::Safe, checks::Applicability::Unsafe] {
-        for c in checks::REGISTRY {
-            let r = c.repair();
-            if r.applicability == want {
-                out.push_str(&format!(
-                    "| `{}` | {} | {} | {} |\n",
-                    c.id(),
-                    want.as_str(),
-                    esc(r.what),
-                    esc(r.guards)
-                ));
-            }
-        }
-    }
-    out.push_str("\nNo automatic repair (manual):\n\n| check | why |\n|---|---|\n");
-    for c in checks::REGISTRY {
-        let r = c.repair();
-        if r.applicability == checks::Applicability::Manual {
-            out.push_str(&format!("| `{}` | {} |\n", c.id(), esc(r.what)));
-        }
-    }
-    out
-}
+/// docs/repair.md's tables, generated from the checks' declarations
+/// (where they are made, with `repair --help`'s list).
+pub use crate::checks::repairs::repair_markdown;
 
 /// Event bytes above which [`fixable`] plans a folder once (safe), not
 /// twice: an unsafe plan can cost many times a safe one (a million unknown

@@ -327,7 +327,10 @@ pub fn error(msg: &str) {
 /// An error that ends a command, with its causes (`cannot read `x`: No such
 /// file or directory (os error 2)`).
 pub fn fail(e: &anyhow::Error) {
-    error(&format!("{e:#}"));
+    match e.downcast_ref::<clap::Error>() {
+        Some(usage) => usage_error(usage),
+        None => error(&format!("{e:#}")),
+    }
 }
 
 /// A usage error from clap (an unknown flag, a bad value): its text, with

@@ -272,7 +272,7 @@ pub fn plan(
         let _ = writeln!(s, "  not applied: {}", sanitize(why));
     }
     if let Some(r) = &p.refused {
-        let _ = writeln!(s, "  refused: {}", sanitize(r));
+        let _ = writeln!(s, "  refused: {}", sanitize(&r.why));
     } else if !matches!(applied, Some(Err(_))) {
         for m in &p.moves {
             let checks = if m.checks.is_empty() {

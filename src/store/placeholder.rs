@@ -12,8 +12,8 @@ pub const ANSWER_PREFIX: &str = "convo-doctor set the result of this tool call a
 /// Whether a parsed event is a placeholder convo-doctor wrote.
 pub fn is_placeholder(kind: &str, code: Option<&str>, error: Option<&str>) -> bool {
     match kind {
-        "ConversationErrorEvent" => code == Some(CODE),
-        "AgentErrorEvent" => error.is_some_and(|e| e.starts_with(ANSWER_PREFIX)),
+        crate::kinds::CONVERSATION_ERROR => code == Some(CODE),
+        crate::kinds::AGENT_ERROR => error.is_some_and(|e| e.starts_with(ANSWER_PREFIX)),
         _ => false,
     }
 }

@@ -8,8 +8,10 @@
 // Reports rendered: every top-level fixture alone, the whole fixtures/
 // store (the size bounds: 25 graphs, then a table), a 5,000-event
 // conversation (collapsing) and a hostile conversation whose kind, source and
-// file names carry Mermaid and Markdown injections and an API key: none of
-// them may reach the report raw, and its SVG may hold no link or script.
+// file names carry Mermaid and Markdown injections and an API key: the key
+// may not reach the report at all, the injections only inside code spans
+// (shown as literal text), its HTML may hold no element or link they made
+// and its SVG no link or script.
 // Last, a report of three fixtures is laid out like a GitHub comment and
 // screenshotted (the picture in docs/output.md).
 
@@ -113,9 +115,28 @@ for (const [what, md] of reports) {
   if (!md.includes('## Summary')) fail(`${what}: no summary`);
 }
 const inj = reports.find(([w]) => w === 'injection')[1];
-for (const bad of ['"]; click', '<script', '<img', KEY, '%%{init', '`]', '|<', '"javascript']) {
-  if (inj.includes(bad)) fail(`the injection report holds ${JSON.stringify(bad)} raw`);
+// The key nowhere, not even inside a code span.
+if (inj.includes(KEY)) fail('the injection report holds the API key');
+// Outside code spans (where GFM shows every character as itself, escaped
+// for HTML: file names and ids are printed in them) and in every graph,
+// no injection raw. A code span is a run of N backticks, its text, and the
+// next run of exactly N backticks (CommonMark 6.1).
+const codeSpan = /(?<!`)(`+)(?!`)([\s\S]*?[^`])\1(?!`)/g;
+const outside = inj
+  .split(/^```mermaid\n[\s\S]*?^```$/gm)
+  .map((prose) => prose.replace(codeSpan, ''))
+  .join('\n');
+const graphs = blocksOf(inj).join('\n');
+for (const bad of ['"]; click', '<script', '<img', '%%{init', '`]', '|<', '"javascript']) {
+  if (outside.includes(bad)) fail(`the injection report holds ${JSON.stringify(bad)} raw outside code spans`);
+  if (graphs.includes(bad)) fail(`an injection graph holds ${JSON.stringify(bad)} raw`);
 }
+// As GitHub would show it: no element, handler or link the injection made.
+const injHtml = marked.parse(inj.replace(/^```mermaid\n[\s\S]*?^```$/gm, ''));
+for (const bad of ['<script', '<img', 'onerror=', 'href="javascript']) {
+  if (injHtml.toLowerCase().includes(bad)) fail(`the injection report, as HTML, holds ${JSON.stringify(bad)}`);
+}
+if (!/<code>[^<]*&lt;script&gt;/.test(injHtml)) fail('the injected file name is not shown whole in a code span');
 if (!inj.includes('REDACTED:')) fail('the injection report redacts nothing: was the key seen?');
 const bigMd = reports.find(([w]) => w === '5,000 events')[1];
 const bigGraph = blocksOf(bigMd)[0] ?? '';

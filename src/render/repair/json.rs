@@ -226,7 +226,8 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
     } else {
         "applied"
     };
-    let refusal = p.refused.clone().or(failed.clone());
+    let refused_why = p.refused.as_ref().map(|r| r.why.clone());
+    let refusal = refused_why.clone().or(failed.clone());
     let mut by: BTreeMap<&'static str, Counts> = BTreeMap::new();
     let mut bump = |c: &'static str, f: &dyn Fn(&mut Counts)| {
         f(by.entry(c).or_insert_with(|| Counts::empty(dry_run)));
@@ -264,7 +265,7 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
                 check: l.check,
                 file: l.file.clone(),
                 severity: severity_of(l.check, &l.file),
-                reason: p.refused.clone().unwrap_or_else(|| l.why.clone()),
+                reason: refused_why.clone().unwrap_or_else(|| l.why.clone()),
             });
         } else {
             bump(l.check, &|c| c.left += 1);
@@ -292,7 +293,7 @@ pub fn outcome(p: &Plan, dry_run: bool, applied: Option<&Result<Vec<String>, Str
         left,
         refused,
         refusal,
-        refusal_kind: p.refusal,
+        refusal_kind: p.refused.as_ref().map(|r| r.kind),
         files,
         notes: p.notes.clone(),
         verdict: p.before.verdict.clone(),

@@ -21,10 +21,7 @@ pub use sdk_json::{invalid, sdk_json, too_deep, MAX_DEPTH, MAX_INT_DIGITS};
 /// `ROOT_PARENT_ID`: a `parent_id` that means "this event starts a new root".
 pub const ROOT_PARENT_ID: &str = "__root__";
 
-/// The state-sync artifact kind: never a tree node, never advances HEAD.
-pub const STATE_UPDATE: &str = "ConversationStateUpdateEvent";
-/// Treated as an artifact by the ≥1.35 leaf fallback (#4068), but it advances HEAD.
-pub const CONVERSATION_ERROR: &str = "ConversationErrorEvent";
+pub use crate::kinds::{CONVERSATION_ERROR, STATE_UPDATE};
 
 /// An event's `parent_id` field.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,9 +3,7 @@
 //! in fixtures/compound/out-of-order-* (tests/compound_regressions.rs); these
 //! tests pin the check's own rules on the real clean-tree fixture.
 
-mod common;
-
-use common::*;
+use super::common::*;
 use std::fs;
 use std::path::Path;
 

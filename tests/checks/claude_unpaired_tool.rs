@@ -1,0 +1,49 @@
+//! `claude-unpaired-tool`: a tool_use without its tool_result on the chain
+//! resume sends (or the reverse); the client drops that message.
+
+use serde_json::Value;
+
+use super::claude_common::{findings, fixture};
+
+/// clean.jsonl with the tool_result's line removed and the next record
+/// re-parented onto the tool_use: the chain is whole, the pair is not.
+fn without_the_tool_result() -> Vec<u8> {
+    let text = String::from_utf8(fixture("clean.jsonl")).unwrap();
+    let recs: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let is_result = |r: &Value| {
+        r["message"]["content"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|x| x["type"] == "tool_result"))
+    };
+    let result = recs.iter().find(|r| is_result(r)).unwrap();
+    let (gone, parent) = (result["uuid"].clone(), result["parentUuid"].clone());
+    let mut out = String::new();
+    for (line, r) in text.lines().zip(&recs) {
+        if is_result(r) {
+            continue;
+        }
+        if r["parentUuid"] == gone {
+            let mut r = r.clone();
+            r["parentUuid"] = parent.clone();
+            out.push_str(&serde_json::to_string(&r).unwrap());
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn a_tool_use_without_its_result_is_a_warning_on_its_line() {
+    let f = findings(without_the_tool_result());
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(
+        (f[0].0.as_str(), f[0].1.as_str()),
+        ("claude-unpaired-tool", "warning")
+    );
+    assert!(findings(fixture("clean.jsonl")).is_empty());
+}
