@@ -8,21 +8,26 @@
 mod common;
 
 mod abandoned_branch;
+mod appserver_fs;
 mod bad_event_filename;
 mod claude_broken_parent;
 mod claude_common;
 mod claude_duplicate_uuid;
 mod claude_invalid_line;
 mod claude_unpaired_tool;
+mod copy_extra_events;
+mod copy_missing_events;
 mod dangling_parent;
 mod duplicate_event_id;
 mod duplicate_index;
+mod events_without_row;
 mod false_root;
 mod filename_id_mismatch;
 mod head_lag;
 mod index_gap;
 mod interrupted_repair;
 mod invalid_event;
+mod invalid_row;
 mod legacy_tail_hazard;
 mod live_lease;
 mod meta_divergence;
@@ -31,10 +36,16 @@ mod misparented_recovery_error;
 mod out_of_order;
 mod parent_cycle;
 mod plaintext_secret;
+mod row_status_divergence;
+mod row_title_divergence;
+mod row_without_events;
 mod stale_leaf;
 mod stale_running;
 mod unknown_kind;
+mod unmigrated_event_layout;
 mod unreadable_event;
+mod user_prefix_split;
+mod v0_row;
 
 use convo_doctor::checks::REGISTRY;
 use convo_doctor::report::{analyze, Options};
@@ -53,17 +64,7 @@ const NO_HOME_YET: &[&str] = &[
     "not-listed",
     "shadowed",
     "secret-undecryptable",
-    "invalid-row",
-    "v0-row",
-    "row-without-events",
-    "events-without-row",
-    "copy-missing-events",
-    "copy-extra-events",
     "s3-listing-limit",
-    "user-prefix-split",
-    "unmigrated-event-layout",
-    "row-status-divergence",
-    "row-title-divergence",
 ];
 
 /// Every check has `tests/checks/<check>.rs`, declared above, or is still
