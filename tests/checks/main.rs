@@ -29,16 +29,20 @@ mod interrupted_repair;
 mod invalid_event;
 mod invalid_row;
 mod legacy_tail_hazard;
+mod listing_fixture;
 mod live_lease;
 mod meta_divergence;
 mod meta_duplicate;
 mod misparented_recovery_error;
+mod not_listed;
 mod out_of_order;
 mod parent_cycle;
 mod plaintext_secret;
 mod row_status_divergence;
 mod row_title_divergence;
 mod row_without_events;
+mod secret_undecryptable;
+mod shadowed;
 mod stale_leaf;
 mod stale_running;
 mod unknown_kind;
@@ -61,9 +65,6 @@ const NO_HOME_YET: &[&str] = &[
     "id-mismatch",
     "unknown-field",
     "invalid-state",
-    "not-listed",
-    "shadowed",
-    "secret-undecryptable",
     "s3-listing-limit",
 ];
 
