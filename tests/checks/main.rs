@@ -10,6 +10,7 @@ mod common;
 mod abandoned_branch;
 mod appserver_fs;
 mod bad_event_filename;
+mod changed_during_read;
 mod claude_broken_parent;
 mod claude_common;
 mod claude_duplicate_uuid;
