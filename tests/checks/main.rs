@@ -2,7 +2,7 @@
 //! `_` for `-`) holds the tests of that check's findings and repair on
 //! hand-built or fixture folders. Regression and attack tests stay in the
 //! files named by their subject (tests/*.rs). `cargo test --test checks
-//! <check>` runs one check's.
+//! false_root::` runs one check's (its module path).
 
 #[path = "../appserver_shared.rs"]
 mod appserver_shared;
