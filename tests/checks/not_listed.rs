@@ -2,7 +2,9 @@
 //! leaves out of its conversation list, with the rule of that release that
 //! drops it. Judged here against what the real servers listed; the rules
 //! one by one, the coercions and the counts are tests/listing.rs's subject.
-//! No repair: the finding names the file that decides.
+//! No repair of its own: the finding names the file that decides, and where
+//! that is another check's finding (an unreadable state, a lease) its repair
+//! applies.
 
 use super::listing_fixture::{folders, root};
 use super::{findings, plan};
@@ -31,8 +33,8 @@ fn reported_exactly_where_the_real_1_58_2_server_did_not_list() {
     assert!(seen.0 > 0 && seen.1 > 0, "{seen:?}");
 }
 
-/// The folder without meta.json: every release skips it; `repair` changes
-/// nothing for it.
+/// The folder without meta.json: every release skips it, and `repair`
+/// does not invent one.
 #[test]
 fn a_folder_without_meta_json_is_not_listed_and_nothing_is_repaired() {
     let (_, folder, listed) = folders("1.58.2", "1.58.2")
