@@ -1,6 +1,7 @@
 //! The command line as an operator and a script see it: exit codes, stdout
 //! carrying only the report, the JSON schema, and snapshots of the human
-//! output of a few fixtures (reviewed by hand against the SDK verdicts).
+//! output of a few fixtures (reviewed by hand against the SDK verdicts), kept
+//! by insta in tests/snapshots/cli__*.snap (`cargo insta review`).
 
 mod common;
 
@@ -28,19 +29,6 @@ fn cd(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn snapshot(name: &str, actual: &str) {
-    let path = repo().join("tests/snapshots").join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        want == actual,
-        "snapshot {name} differs (UPDATE_SNAPSHOTS=1 cargo test --test cli, then review):\n--- want\n{want}\n--- got\n{actual}"
-    );
-}
-
 #[test]
 fn human_output_snapshots() {
     for (name, extra) in [
@@ -54,10 +42,10 @@ fn human_output_snapshots() {
         args.extend_from_slice(extra);
         let (_, out, err) = cd(&args);
         assert_eq!(err, "", "{name}: nothing on stderr");
-        snapshot(&format!("diagnose-{name}"), &out);
+        insta::assert_snapshot!(format!("diagnose-{name}"), out);
     }
     let (_, out, _) = cd(&["repair", "--dry-run", "fixtures/false-root"]);
-    snapshot("repair-dry-run-false-root", &out);
+    insta::assert_snapshot!("repair-dry-run-false-root", out);
 }
 
 #[test]

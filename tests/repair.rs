@@ -148,28 +148,6 @@ fn deliberate_roots_and_abandoned_branches_are_never_touched() {
 }
 
 #[test]
-fn a_live_lease_refuses_the_repair() {
-    let (tmp, store, conv) = fixture_copy("false-root");
-    common::live_lease(&conv, 12345);
-    let before = snapshot(&store);
-    let (code, out, _) = run(
-        &[
-            "repair",
-            "--backup-dir",
-            s(&tmp.path().join("b")),
-            s(&store),
-        ],
-        &[],
-    );
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("refused: in use by another-host"), "{out}");
-    assert!(
-        snapshot(&store) == before,
-        "a refused repair changed something"
-    );
-}
-
-#[test]
 fn a_held_event_log_lock_refuses_the_repair() {
     let (tmp, store, conv) = fixture_copy("false-root");
     // hold the lock the way the SDK's FileLock does (flock, exclusive)

@@ -1,7 +1,10 @@
 //! `repair --dry-run` human output on every fixture, with and without
-//! `--unsafe-fixes`, as snapshots (reviewed by hand against the fixtures'
-//! manifest and the real SDK's verdicts in fixtures/repairs.json). A dry run
-//! writes nothing, so it runs on the fixtures themselves.
+//! `--unsafe-fixes`, as insta snapshots (tests/snapshots/repair_snapshots__*.snap,
+//! reviewed by hand against the fixtures' manifest and the real SDK's verdicts
+//! in fixtures/repairs.json). A dry run writes nothing, so it runs on the
+//! fixtures themselves.
+
+mod common;
 
 use std::path::Path;
 use std::process::Command;
@@ -10,15 +13,11 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn snapshot(name: &str, actual: &str) -> Option<String> {
-    let path = repo().join("tests/snapshots").join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    (want != actual)
-        .then(|| format!("snapshot {name} differs:\n--- want\n{want}\n--- got\n{actual}"))
+/// Assert `text` against insta's snapshot `name`; false when it differs
+/// (insta has said how, and outside CI written `name`'s `.snap.new`), so
+/// that one run reports every drifted snapshot, not only the first.
+fn matches(name: &str, text: &str) -> bool {
+    std::panic::catch_unwind(|| insta::assert_snapshot!(name, text)).is_ok()
 }
 
 #[test]
@@ -51,12 +50,58 @@ fn repair_dry_run_snapshots_on_every_fixture() {
                 out.status.code().unwrap_or(-1),
                 String::from_utf8_lossy(&out.stdout)
             );
-            fails.extend(snapshot(&format!("dry-run{suffix}-{name}"), &text));
+            let snap = format!("dry-run{suffix}-{name}");
+            if !matches(&snap, &text) {
+                fails.push(snap);
+            }
         }
     }
     assert!(
         fails.is_empty(),
-        "(UPDATE_SNAPSHOTS=1 cargo test --test repair_snapshots, then review)\n{}",
-        fails.join("\n")
+        "snapshots differ: {} (review with `cargo insta review`, or \
+         `INSTA_UPDATE=always cargo test --test repair_snapshots` and the git diff)",
+        fails.join(", ")
+    );
+}
+
+/// A snapshot that differs fails its test, and nothing in the repository
+/// (an insta config file) makes insta accept it: checked on a snapshot of
+/// its own in a temp dir. Passed over while the environment asks insta to
+/// accept (`INSTA_UPDATE=always` or `force`, `INSTA_FORCE_PASS=1`), as when
+/// snapshots are being rewritten on purpose.
+#[test]
+fn a_differing_snapshot_fails_the_test() {
+    let update = std::env::var("INSTA_UPDATE").unwrap_or_default();
+    let force_pass = std::env::var("INSTA_FORCE_PASS").unwrap_or_default();
+    if update == "always" || update == "force" || force_pass == "1" {
+        common::skip(
+            "a_differing_snapshot_fails_the_test",
+            "INSTA_UPDATE or INSTA_FORCE_PASS asks insta to accept snapshots",
+        );
+        return;
+    }
+    for config in [".config/insta.yaml", "insta.yaml", ".insta.yaml"] {
+        assert!(
+            !repo().join(config).exists(),
+            "{config}: snapshots must fail on drift, whatever it sets"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("drift.snap"),
+        "---\nsource: tests/repair_snapshots.rs\nexpression: text\n---\nwhat was reviewed\n",
+    )
+    .unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(tmp.path());
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        assert!(matches("drift", "what was reviewed"));
+        assert!(!matches("drift", "what the code prints now"));
+    });
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("drift.snap")).unwrap(),
+        "---\nsource: tests/repair_snapshots.rs\nexpression: text\n---\nwhat was reviewed\n",
+        "the reviewed snapshot is never overwritten"
     );
 }

@@ -109,7 +109,7 @@ fn lines(transcript: &str) -> Vec<&str> {
 }
 
 /// The false-root fixture's finding message, by hand from its output in a
-/// pipe (tests/snapshots/diagnose-false-root.txt).
+/// pipe (tests/snapshots/cli__diagnose-false-root.snap).
 const MESSAGE: &str = "false root: event 00008 starts a new root right after 3 artifacts \
 over a pre-tree log; 4 events before it are cut off from the agent; re-link it to event 00004";
 

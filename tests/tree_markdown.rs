@@ -14,8 +14,10 @@
 //!   structure (every edge's ids declared, labels quoted with entity codes
 //!   only, one graph per conversation with findings, the size bounds).
 //!
-//! `UPDATE_SNAPSHOTS=1 cargo test --test tree_markdown` rewrites the
-//! snapshots; review the diff by hand.
+//! The snapshots are insta's (tests/snapshots/tree_markdown__*.snap): a
+//! drift fails the test; `cargo insta review` shows and accepts it, or
+//! `INSTA_UPDATE=always cargo test --test tree_markdown` rewrites them for a
+//! review of the git diff by hand.
 
 mod common;
 
@@ -33,14 +35,11 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn snapshot(name: &str, actual: &str) -> Option<String> {
-    let path = repo().join("tests/snapshots").join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        fs::write(&path, actual).unwrap();
-    }
-    let want = fs::read_to_string(&path).unwrap_or_default();
-    (want != actual)
-        .then(|| format!("snapshot {name} differs:\n--- want\n{want}\n--- got\n{actual}"))
+/// Assert `text` against insta's snapshot `name`; false when it differs
+/// (insta has said how, and outside CI written `name`'s `.snap.new`), so
+/// that one run reports every drifted snapshot, not only the first.
+fn matches(name: &str, text: &str) -> bool {
+    std::panic::catch_unwind(|| insta::assert_snapshot!(name, text)).is_ok()
 }
 
 fn manifest() -> Vec<Value> {
@@ -187,7 +186,10 @@ fn tree_snapshots() {
         let (code, out, err) = run(&["diagnose", "--tree", &fixture], &[]);
         let _ = err;
         let text = format!("$ convo-doctor diagnose --tree {fixture}\n(exit {code})\n{out}");
-        fails.extend(snapshot(&format!("tree-{name}.txt"), &text));
+        let snap = format!("tree-{name}");
+        if !matches(&snap, &text) {
+            fails.push(snap);
+        }
     }
     for name in ["false-root", "abandoned-branch", "dangling-parent"] {
         let fixture = format!("fixtures/{name}");
@@ -195,12 +197,16 @@ fn tree_snapshots() {
         let text = format!(
             "<!-- $ convo-doctor diagnose --format markdown {fixture} (exit {code}) -->\n{out}"
         );
-        fails.extend(snapshot(&format!("markdown-{name}.md"), &text));
+        let snap = format!("markdown-{name}");
+        if !matches(&snap, &text) {
+            fails.push(snap);
+        }
     }
     assert!(
         fails.is_empty(),
-        "(UPDATE_SNAPSHOTS=1 cargo test --test tree_markdown, then review)\n{}",
-        fails.join("\n")
+        "snapshots differ: {} (review with `cargo insta review`, or \
+         `INSTA_UPDATE=always cargo test --test tree_markdown` and the git diff)",
+        fails.join(", ")
     );
 }
 

@@ -62,3 +62,55 @@ fn an_observation_naming_another_action_is_no_evidence() {
     let (_tmp, conv) = head_at_the_action(Some("00000000-0000-4000-8000-000000000000"));
     assert_eq!(head_lag(&conv), ["info"]);
 }
+
+/// The head-lag fixture with its modification times set: base_state.json
+/// saved after every event is no crash evidence (navigate_to may have moved
+/// the HEAD: information, left alone); the newest event written after the
+/// last save is, and the safe repair moves the HEAD onto it.
+#[test]
+fn head_lag_with_crash_evidence_is_repaired_and_without_it_is_left() {
+    let (tmp, store, conv) = common::fixture_copy("head-lag");
+    let events = common::event_files(&conv);
+    for e in &events {
+        set_mtime(e, 100);
+    }
+    set_mtime(&conv.join("base_state.json"), 10);
+    let found = findings(&conv, "1.58.2");
+    assert!(
+        found.contains(&("head-lag".into(), "info".into())),
+        "{found:?}"
+    );
+    let (code, out, _) = common::run(&["repair", "--dry-run", common::s(&store)], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("navigate_to may have moved the HEAD on purpose"),
+        "{out}"
+    );
+
+    // the newest event written after the last save: a crash
+    let newest = events.iter().max().unwrap();
+    set_mtime(&conv.join("base_state.json"), 200);
+    for e in &events {
+        set_mtime(e, if e == newest { 5 } else { 300 });
+    }
+    let found = findings(&conv, "1.58.2");
+    assert!(
+        found.contains(&("head-lag".into(), "warning".into())),
+        "{found:?}"
+    );
+    let before = common::agent_view(&conv, "1.58.2").unwrap().len();
+    let b = tmp.path().join("b");
+    let (code, out, err) = common::run(
+        &["repair", "--backup-dir", common::s(&b), common::s(&store)],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("move the HEAD from event 00003 to event 00004"),
+        "{out}"
+    );
+    assert_eq!(
+        common::agent_view(&conv, "1.58.2").unwrap().len(),
+        before + 1
+    );
+}

@@ -53,3 +53,27 @@ fn an_expired_lease_does_not_refuse() {
         .any(|(c, _)| c == "live-lease"));
     assert_eq!(plan(&conv).refused, None);
 }
+
+/// Through the binary: a lease held by another host's live process refuses
+/// `repair` (exit 1, the owner named) and nothing changes.
+#[test]
+fn a_live_lease_refuses_the_repair() {
+    let (tmp, store, conv) = common::fixture_copy("false-root");
+    common::live_lease(&conv, 12345);
+    let before = common::snapshot(&store);
+    let (code, out, _) = common::run(
+        &[
+            "repair",
+            "--backup-dir",
+            common::s(&tmp.path().join("b")),
+            common::s(&store),
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("refused: in use by another-host"), "{out}");
+    assert!(
+        common::snapshot(&store) == before,
+        "a refused repair changed something"
+    );
+}

@@ -85,3 +85,14 @@ fn an_observation_with_the_calls_id_keeps_the_server_from_answering_it() {
     assert!(out.contains("execution_status: running → error"), "{out}");
     assert!(!out.contains("answer tool call"), "{out}");
 }
+
+/// A folder without meta.json: `running` with nothing running it is
+/// information; `idle` is nothing.
+#[test]
+fn stale_running_is_info() {
+    let mut c = common::Conv::new(serde_json::json!({"execution_status": "running"}));
+    c.push("MessageEvent", None);
+    assert!(super::findings(c.path(), "1.58.2").contains(&("stale-running".into(), "info".into())));
+    c.set_state(serde_json::json!({"execution_status": "idle"}));
+    assert!(super::findings(c.path(), "1.58.2").is_empty());
+}
