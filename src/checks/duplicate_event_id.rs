@@ -114,10 +114,21 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             .timestamp
             .clone()
             .unwrap_or_else(|| "1970-01-01T00:00:00".into());
-        // The copy took the slot of what was written there before, often
+        // A copy of a result answered its action's call: the placeholder
+        // answers it in its place (an AgentErrorEvent), since the first
+        // copy hangs beside it from that action, never above it, and a
+        // branch through the placeholder would leave the call open. Else
+        // the copy took the slot of what was written there before, often
         // the result of the call the event right before it made: when
-        // nothing else answers that call, the placeholder does (an
-        // AgentErrorEvent), or the agent would run the tool again on resume.
+        // nothing else answers that call, the placeholder does, or the
+        // agent would run the tool again on resume.
+        let own = match super::tool_calls::answer(rec) {
+            Some(super::tool_calls::Answer::Action(a)) => ctx.index.id_to_idx.get(a).copied(),
+            _ => None,
+        }
+        .filter(|&a| a < i && ctx.reader.owns_its_id(a))
+        .filter(|&a| ctx.reader.read(a).is_ok_and(super::tool_calls::executable))
+        .and_then(|a| super::tool_calls::call_of(ctx, a).map(|c| (a, c)));
         let (calls, actions) = answered.get_or_insert_with(|| {
             let (mut calls, mut actions) = (HashSet::new(), HashSet::new());
             for j in (0..ctx.reader.len()).filter(|&j| ctx.reader.owns_its_id(j)) {
@@ -129,16 +140,23 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             }
             (calls, actions)
         });
-        let call = i
-            .checked_sub(1)
-            .filter(|&a| ctx.reader.owns_its_id(a) && !actions.contains(ctx.reader.id(a)))
-            .filter(|&a| ctx.reader.read(a).is_ok_and(super::tool_calls::executable))
-            .and_then(|a| super::tool_calls::call_of(ctx, a))
-            .filter(|(_, tc)| !calls.contains(tc.as_str()))
-            .map(|(tool_name, tool_call_id)| placeholder::ToolCall {
-                tool_name,
-                tool_call_id,
-            });
+        let (made_by, call) = match own {
+            Some((a, c)) => (Some(a), Some(c)),
+            None => {
+                let a = i.checked_sub(1).filter(|&a| {
+                    ctx.reader.owns_its_id(a) && !actions.contains(ctx.reader.id(a))
+                });
+                let c = a
+                    .filter(|&a| ctx.reader.read(a).is_ok_and(super::tool_calls::executable))
+                    .and_then(|a| super::tool_calls::call_of(ctx, a))
+                    .filter(|(_, tc)| !calls.contains(tc.as_str()));
+                (a, c)
+            }
+        };
+        let call = call.map(|(tool_name, tool_call_id)| placeholder::ToolCall {
+            tool_name,
+            tool_call_id,
+        });
         let bytes = placeholder::event(&Slot {
             id: &id,
             timestamp: &ts,
@@ -152,7 +170,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 "set event {} aside ({why}): its file goes into the backup and an AgentErrorEvent with a new id ({id}) answering tool call `{}` of event {} takes its index, so the tool is not run again",
                 ix(i),
                 ctx.quote(&c.tool_call_id),
-                ix(i - 1)
+                ix(made_by.unwrap_or(i - 1))
             ),
             None => format!(
                 "set event {} aside ({why}): its file goes into the backup and a ConversationErrorEvent with a new id ({id}) takes its index",
