@@ -246,12 +246,16 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let survivor = &survivors[&idx];
         let kept = survivor.pos;
         let kept_bytes = read(kept);
+        // one finding per index: its copies go in one run or none (a
+        // byte-for-byte copy is taken out safely only when the others are
+        // too; alone it would clear nothing)
+        let mut mine: Vec<(String, Action, Safety, String)> = Vec::new();
         for &q in positions.iter().filter(|&&q| q != kept) {
             let f = &files[q];
             let rel = format!("events/{}", f.name);
             let same = kept_bytes.is_some() && read(q) == kept_bytes;
             if same && f.name_id == files[kept].name_id {
-                p.push(
+                mine.push((
                     rel,
                     Action::Remove,
                     Safety::Safe,
@@ -262,7 +266,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                         ix(idx as usize),
                         survivor.why
                     ),
-                );
+                ));
                 continue;
             }
             let explicit = f
@@ -273,7 +277,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             if explicit && needed && ctx.index.gap_at.is_none() {
                 let to = crate::store::event::canonical_name(next, &f.name_id);
                 next += 1;
-                p.push(
+                mine.push((
                     rel,
                     Action::Rename(format!("events/{to}")),
                     Safety::Unsafe,
@@ -284,9 +288,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                         ix(idx as usize),
                         survivor.why
                     ),
-                );
+                ));
             } else {
-                p.push(
+                mine.push((
                     rel,
                     Action::Remove,
                     Safety::Unsafe,
@@ -297,8 +301,16 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                         ix(idx as usize),
                         survivor.why
                     ),
-                );
+                ));
             }
+        }
+        let safety = mine
+            .iter()
+            .map(|m| m.2)
+            .max()
+            .unwrap_or(Safety::Safe);
+        for (rel, action, _, what) in mine {
+            p.push(rel, action, safety, what);
         }
     }
     if next > first_new {

@@ -441,14 +441,29 @@ pub use describe::describe_read_error;
 /// 1.47+) into the backup: a repair that puts a file at an index a writer
 /// with the log open does not know of must make that writer count the files
 /// again before its next append (it skips the count while a marker names
-/// its length), or it would write over that index.
+/// its length), or it would write over that index. As safe as the safest
+/// change of the running planner that moves the index: a marker is not
+/// taken out by a `repair` that leaves that change to `--unsafe-fixes`
+/// (nothing would need it, and the finding stays); none when the planner
+/// moves nothing.
 pub fn drop_count_markers(ctx: &Ctx, p: &mut crate::edit::Proposals) {
+    use crate::edit::Safety;
+    let check = p.check();
+    let Some(safety) = p
+        .changes
+        .iter()
+        .filter(|c| c.check == check && c.action.moves_the_index(&c.file))
+        .map(|c| c.safety)
+        .min_by_key(|s| *s == Safety::Unsafe)
+    else {
+        return;
+    };
     for name in &ctx.conv.events.other {
         if crate::store::event::is_count_marker(name) {
             p.push(
                 format!("events/{name}"),
                 crate::edit::Action::Remove,
-                crate::edit::Safety::Safe,
+                safety,
                 format!(
                     "move the count marker `{name}` into the backup (a writer that has the log open counts the files again before its next append)"
                 ),
