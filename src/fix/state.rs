@@ -494,9 +494,86 @@ impl Virtual {
                 what: t.what.join("; "),
             });
         }
+        self.untie_cycles(&mut edits, &mut moves)?;
         // renames in ascending new name: a renumbering moves files down
-        // into names the earlier ones left
+        // into names the earlier ones left; then each rename after the one
+        // that frees its new name (a chain a → b, b → c goes b first)
         moves.sort_by(|a, b| (a.to.is_some(), &a.to).cmp(&(b.to.is_some(), &b.to)));
+        order_chains(&mut moves);
         Ok((edits, moves, creates))
+    }
+
+    /// Renames that end where they began (a → b, b → a: two checks'
+    /// renames in one run can trade two names) cannot be made one by one
+    /// without a name outside the plan: each becomes an edit of the file
+    /// that ends under that name, to the bytes that end there (its
+    /// original bytes in the backup, undone like any edit).
+    fn untie_cycles(&mut self, edits: &mut Vec<Edit>, moves: &mut Vec<Move>) -> Result<(), String> {
+        let to_of: HashMap<String, String> = moves
+            .iter()
+            .filter_map(|m| m.to.clone().map(|t| (m.rel.clone(), t)))
+            .collect();
+        let mut in_cycle: std::collections::HashSet<String> = Default::default();
+        for start in to_of.keys() {
+            let mut at = start;
+            let mut steps = 0;
+            while let Some(next) = to_of.get(at) {
+                steps += 1;
+                if next == start {
+                    in_cycle.insert(start.clone());
+                    break;
+                }
+                if steps > to_of.len() {
+                    break;
+                }
+                at = next;
+            }
+        }
+        if in_cycle.is_empty() {
+            return Ok(());
+        }
+        let mut new_edits = Vec::new();
+        for m in moves.iter().filter(|m| in_cycle.contains(&m.rel)) {
+            let to = m.to.clone().expect("a rename");
+            let after = match self.overlay.files.get(&to) {
+                Some(b) => b.clone(),
+                None => self.original(&m.rel)?,
+            };
+            let before = self.original(&to)?;
+            let t = self.touched.get(&m.rel).cloned().unwrap_or_default();
+            let mut what = t.what.clone();
+            what.extend(t.moved.iter().cloned());
+            new_edits.push(Edit {
+                rel: to,
+                before,
+                after,
+                checks: t.checks.clone(),
+                what,
+            });
+        }
+        edits.retain(|e| !in_cycle.contains(&e.rel));
+        moves.retain(|m| !in_cycle.contains(&m.rel));
+        edits.extend(new_edits.into_iter().filter(|e| e.before != e.after));
+        edits.sort_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(())
+    }
+}
+
+/// Each rename after the one that moves away the file under its new name
+/// (no cycles: [`Virtual::untie_cycles`] took them out); otherwise the
+/// order given.
+fn order_chains(moves: &mut Vec<Move>) {
+    let mut pending: Vec<Move> = std::mem::take(moves);
+    while !pending.is_empty() {
+        let sources: std::collections::HashSet<String> = pending
+            .iter()
+            .filter(|m| m.to.is_some())
+            .map(|m| m.rel.clone())
+            .collect();
+        let ready = pending
+            .iter()
+            .position(|m| m.to.as_ref().is_none_or(|t| !sources.contains(t)))
+            .unwrap_or(0);
+        moves.push(pending.remove(ready));
     }
 }

@@ -401,8 +401,9 @@ fn prepare<'a>(
                 if !same {
                     return Err(format!("{to} is not in the folder of {}", m.rel));
                 }
-                // free, or freed first: files taken out go before renames
-                let freed = plan.moves.iter().any(|o| o.to.is_none() && o.rel == *to);
+                // free, or freed first: files taken out go before renames,
+                // and a rename after the one that moves its new name away
+                let freed = plan.moves.iter().any(|o| o.rel == *to);
                 if !freed && rfs::statat(&dir, tname.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
                     return Err(format!("{to} already exists; nothing was changed"));
                 }
