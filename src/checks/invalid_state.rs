@@ -44,14 +44,16 @@ Repair
   `max_iterations` 500, ...); the old value stays in the run's backup. A
   refused required field (`id`, `agent`, ...) has no value convo-doctor can
   know: fix it by hand (keep a copy), or restore base_state.json from a
-  backup."
+  backup. The one exception: a refused `agent` is put back from meta.json
+  when meta.json still carries its copy (agent-servers before 1.43 wrote
+  one, and resumed with it); that copy may be older than the one lost."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "drop each refused top-level field that `ConversationState` of the release declares with a default (the SDK then uses its default: `execution_status` idle, `head_is_empty` false, `max_iterations` 500, ...); the old value stays in the run's backup",
-            guards: "only fields with a default in that release's model; a refused required field (`id`, `agent`, ...) is left to a human; unsafe because the value the conversation had is replaced by the SDK's default",
+            what: "drop each refused top-level field that `ConversationState` of the release declares with a default (the SDK then uses its default: `execution_status` idle, `head_is_empty` false, `max_iterations` 500, ...), and put back a refused `agent` from meta.json's copy where one is kept; the old value stays in the run's backup",
+            guards: "only fields with a default in that release's model, and `agent` when meta.json still carries its copy (servers before 1.43); any other refused required field (`id`, ...) is left to a human; unsafe because the value the conversation had is replaced by the SDK's default",
             planner: Some(plan),
             phase: crate::edit::Phase::State,
         }
@@ -85,10 +87,23 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         return;
     };
     let defaults = crate::validate::state_keys_with_default(ctx.version);
+    // the second copy of the agent that an agent-server before 1.43 kept in
+    // meta.json (the one such a server itself resumes with)
+    let meta_agent = ctx
+        .conv
+        .meta
+        .value()
+        .and_then(|m| m.get("agent"))
+        .filter(|a| a.is_object());
     let mut keys: Vec<&str> = Vec::new();
+    let mut agent_from_meta = None;
     for e in errors {
         let key = e.loc.split('.').next().unwrap_or("");
-        if keys.contains(&key) {
+        if keys.contains(&key) || (key == "agent" && agent_from_meta.is_some()) {
+            continue;
+        }
+        if key == "agent" && meta_agent.is_some() {
+            agent_from_meta = meta_agent;
             continue;
         }
         if key.is_empty() || !defaults.iter().any(|d| d == key) || state.get(key).is_none() {
@@ -102,6 +117,15 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             return;
         }
         keys.push(key);
+    }
+    if let Some(agent) = agent_from_meta {
+        p.set(
+            REL,
+            "/agent",
+            agent.clone(),
+            crate::edit::Safety::Unsafe,
+            "put back `agent` from meta.json's copy (the second copy an agent-server before 1.43 kept, and resumed with): it may be older than the one lost".into(),
+        );
     }
     for key in keys {
         p.drop_key(
