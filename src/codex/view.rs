@@ -103,7 +103,7 @@ pub fn build(r: &Rollout, file_id: Option<&str>) -> View {
         },
         Some(LineKind::Blank) => unreachable!("first is not blank"),
     };
-    let restart = metas.iter().copied().filter(|&m| Some(m) != first).last();
+    let restart = metas.iter().copied().rfind(|&m| Some(m) != first);
     let (cut, kept): (Vec<usize>, Vec<usize>) =
         items.iter().partition(|&&i| restart.is_some_and(|m| i < m));
     let mut calls = std::collections::HashSet::new();
