@@ -44,6 +44,15 @@ for folder in ("fixtures/codex/sessions", "fixtures/codex/fuzz"):
                 bad += 1
                 print(f"{folder}/{case}: recorded resumed={w.get('resumed')} sent={w.get('sent')}; "
                       f"the client now resumed={got.get('resumed')} sent={got.get('sent')}", file=sys.stderr)
+# the state database cases: whether the client resumes
+want = json.load(open("fixtures/codex/sessions/state.json"))["cases"]
+import gen
+got = gen.state_cases(binary)
+for case, w in sorted(want.items()):
+    total += 1
+    if w["resumed"] != got.get(case, {}).get("resumed"):
+        bad += 1
+        print(f"state/{case}: recorded resumed={w['resumed']}; the client now {got.get(case)}", file=sys.stderr)
 print(f"codex_real: {total - bad} of {total} recorded verdicts are what Codex says now")
 sys.exit(1 if bad else 0)
 PY

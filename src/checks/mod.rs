@@ -408,6 +408,7 @@ pub static REGISTRY: &[&dyn Check] = &[
     &crate::codex::checks::InvalidLine,
     &crate::codex::checks::DuplicateLine,
     &crate::codex::checks::UnpairedCall,
+    &crate::codex::checks::StateParity,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {

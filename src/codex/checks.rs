@@ -12,6 +12,7 @@ pub const MISSING_SESSION_META: &str = "codex-missing-session-meta";
 pub const INVALID_LINE: &str = "codex-invalid-line";
 pub const DUPLICATE_LINE: &str = "codex-duplicate-line";
 pub const UNPAIRED_CALL: &str = "codex-unpaired-call";
+pub const STATE_PARITY: &str = "codex-state-parity";
 
 pub struct MissingSessionMeta;
 
@@ -131,6 +132,60 @@ repair: what the tool said is not in the rollout. See docs/codex.md."
         )
     }
     fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+}
+
+pub struct StateParity;
+
+impl Check for StateParity {
+    fn id(&self) -> &'static str {
+        STATE_PARITY
+    }
+    fn summary(&self) -> &'static str {
+        "Codex: the state database's thread row names a rollout that is gone (the client cannot resume the thread), or has no row for a rollout"
+    }
+    fn explain(&self) -> &'static str {
+        "Codex indexes its rollouts in a state database (`$CODEX_HOME/state_<n>.sqlite`, \
+table `threads`, column `rollout_path`); `codex doctor` checks that parity and \
+repairs nothing. Measured with the real client (0.171.0): a row whose \
+`rollout_path` is gone makes `codex exec resume <id>` fail (\"no rollout found \
+for thread id\") even when the rollout is elsewhere in the sessions tree (an \
+error on that rollout); a row whose rollout is nowhere is a thread the client \
+lists and cannot resume (an error, reported under the path the row names); a \
+rollout without a row is found by its id and its row written back \
+(information). The database is the client's, written through its \
+write-ahead log: convo-doctor reads it only. Proven fixes, by hand with the \
+client stopped: point the row at the rollout (`UPDATE threads SET \
+rollout_path = '<path>' WHERE id = '<id>'`) or delete the row (the client \
+writes it back on the next resume). See docs/codex.md."
+    }
+    fn repair(&self) -> Repair {
+        Repair::manual("the database is the client's, written through its write-ahead log; the proven fix (update or delete the row) is given by hand with the client stopped")
+    }
+    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+}
+
+/// The state database's findings on one rollout.
+pub fn state(p: &super::state::Parity, path: &std::path::Path) -> Option<Finding> {
+    use super::state::Parity;
+    match p {
+        Parity::Listed => None,
+        Parity::NoRow { db } => Some(Finding::new(
+            STATE_PARITY,
+            Severity::Info,
+            db.display().to_string(),
+            "the state database has no row for this rollout: resume by its id finds it and writes the row back (the client, 0.171.0); a list read from the database may omit it".into(),
+        )),
+        Parity::Gone { db, named } => Some(Finding::new(
+            STATE_PARITY,
+            Severity::Error,
+            db.display().to_string(),
+            format!(
+                "the thread's row names `{}`, which is gone: the client (0.171.0) cannot resume this thread (\"no rollout found for thread id\") although this rollout is here; with the client stopped, point the row at `{}` or delete it",
+                named.display(),
+                path.display()
+            ),
+        )),
+    }
 }
 
 /// "line 42".

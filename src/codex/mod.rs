@@ -15,6 +15,7 @@
 pub mod checks;
 pub mod repair;
 pub mod session;
+pub mod state;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -154,7 +155,12 @@ pub fn sessions(path: &Path, s: &Shape) -> (Vec<PathBuf>, Vec<String>) {
     match s {
         Shape::Rollout => found.push(path.to_path_buf()),
         Shape::Tree => walk(path, DEPTH, &mut found, &mut errors, 0),
-        Shape::Home => walk(&path.join("sessions"), DEPTH, &mut found, &mut errors, 0),
+        Shape::Home => {
+            walk(&path.join("sessions"), DEPTH, &mut found, &mut errors, 0);
+            // the threads the state database lists whose rollout is gone
+            let ghosts = state::ghosts(path, &found);
+            found.extend(ghosts.into_iter().map(|(_, p)| p));
+        }
     }
     (found, errors)
 }
@@ -194,6 +200,17 @@ pub fn analyze(
 ) -> ConversationReport {
     let mut r = ConversationReport::record(display, String::new(), "codex".into());
     r.id_dashed = None;
+    if let Some(g) = ghost(path, selected) {
+        r.id = stem(path);
+        r.events.agent_view = None;
+        r.load_error = Some(LoadFailure {
+            exception: "rollout gone",
+            message: "the state database lists this thread, and its rollout is gone".into(),
+        });
+        r.verdict = "Codex cannot resume this thread: its rollout is gone".into();
+        r.findings.extend(g);
+        return r;
+    }
     let a = match Analysis::load(path) {
         Ok(a) => a,
         Err(ReadError::Access { message, .. }) => {
@@ -213,6 +230,28 @@ pub fn analyze(
         }
     };
     report(&a, path, r, selected, event_list)
+}
+
+/// A path no file is at, named by a row of the state database above it:
+/// the finding (none when the check is not selected).
+fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::checks::Finding>> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let abs = std::path::absolute(path).ok()?;
+    let db = state::newest_db(&state::home_of(&abs)?)?;
+    let rows = state::threads(&db).ok()?;
+    let id = rows.iter().find(|(_, p)| **p == abs)?.0;
+    let mut out = Vec::new();
+    if selected(checks::STATE_PARITY) {
+        out.push(crate::checks::Finding::new(
+            checks::STATE_PARITY,
+            crate::checks::Severity::Error,
+            db.display().to_string(),
+            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) lists the thread and cannot resume it; with the client stopped, delete the row if the rollout is lost"),
+        ));
+    }
+    Some(out)
 }
 
 fn stem(path: &Path) -> String {
@@ -260,7 +299,23 @@ fn report(
         });
     }
     r.findings = checks::run(s, v, selected);
-    r.verdict = verdict(a);
+    if selected(checks::STATE_PARITY) {
+        if let Some(p) = state::parity(path, &r.id) {
+            if matches!(p, state::Parity::Gone { .. }) && r.load_error.is_none() {
+                r.events.agent_view = None;
+                r.load_error = Some(LoadFailure {
+                    exception: "cannot resume",
+                    message: "the state database's row for this thread names a rollout that is gone: the client does not look for this one".into(),
+                });
+            }
+            r.findings.extend(checks::state(&p, path));
+        }
+        r.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    }
+    r.verdict = match &r.load_error {
+        Some(l) if a.view.resumes() => format!("Codex cannot resume this thread: {}", l.message),
+        _ => verdict(a),
+    };
     if event_list {
         r.event_list = Some(rows(a));
     }

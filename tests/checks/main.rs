@@ -16,6 +16,7 @@ mod codex_common;
 mod codex_duplicate_line;
 mod codex_invalid_line;
 mod codex_missing_session_meta;
+mod codex_state_parity;
 mod codex_unpaired_call;
 mod head_lag;
 mod interrupted_repair;
