@@ -235,6 +235,9 @@ fn claude_sessions_and_openhands_folders_are_no_codex_stores() {
     );
     assert_eq!(convo_doctor::codex::shape(&root.join("false-root")), None);
     assert_eq!(convo_doctor::codex::shape(&root.join("appserver")), None);
+    // a folder above the rollouts is the other adapters' to scan
+    assert_eq!(convo_doctor::codex::shape(&root), None);
+    assert_eq!(convo_doctor::codex::shape(&root.join("codex")), None);
     assert_eq!(
         convo_doctor::codex::shape(&dir().join("clean.jsonl")),
         Some(convo_doctor::codex::Shape::Rollout)

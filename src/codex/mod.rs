@@ -43,8 +43,9 @@ const DEPTH: usize = 3;
 /// Whether `path` is a Codex store, told by its shape without following a
 /// link: a `rollout-*.jsonl` file or a `*.jsonl` file that reads like a
 /// rollout; a folder with `sessions/` that is `.codex` or holds
-/// `config.toml` or a state database; a folder holding rollouts (up to three
-/// levels down) and no OpenHands conversation.
+/// `config.toml` or a state database; a folder holding rollouts, or a
+/// `sessions` (year, month, day) folder holding them up to three levels
+/// down, and no OpenHands conversation.
 pub fn shape(path: &Path) -> Option<Shape> {
     let md = std::fs::symlink_metadata(path).ok()?;
     if md.is_file() {
@@ -68,8 +69,19 @@ pub fn shape(path: &Path) -> Option<Shape> {
     {
         return Some(Shape::Home);
     }
+    // a folder holding rollouts itself; or `sessions`, a year's, month's or
+    // day's folder holding them below (not any folder above them: that is
+    // the other adapters' to scan)
     let mut found = Vec::new();
-    walk(path, DEPTH, &mut found, &mut Vec::new(), 1);
+    walk(path, 0, &mut found, &mut Vec::new(), 1);
+    let named = name.as_deref().is_some_and(|n| {
+        n == "sessions"
+            || n == "archived_sessions"
+            || ((n.len() == 4 || n.len() == 2) && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if found.is_empty() && named {
+        walk(path, DEPTH, &mut found, &mut Vec::new(), 1);
+    }
     (!found.is_empty()).then_some(Shape::Tree)
 }
 
