@@ -419,3 +419,43 @@ fn the_view_counts_every_item_once() {
     assert_eq!(v.items.len(), 12);
     assert_eq!(v.resent, v.items);
 }
+
+#[test]
+fn a_thread_a_client_is_writing_now_is_refused() {
+    // the real client holds an exclusive flock on
+    // thread-writer-locks/<id>.lock while it writes (gen.py --lock)
+    use std::os::fd::AsFd;
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, f) = home_with(tmp.path(), "user-twice");
+    let before = std::fs::read(&f).unwrap();
+    let all = load(&dir().join("verdicts.json"));
+    let name = all["rollout"].as_str().unwrap();
+    let id = &name[name.len() - 42..name.len() - 6];
+    let locks = home.join("thread-writer-locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let lock = std::fs::File::create(locks.join(format!("{id}.lock"))).unwrap();
+    rustix::fs::flock(lock.as_fd(), rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let bk = tmp.path().join("bk");
+    let (code, out, err) = cli(&[
+        "repair",
+        "--backup-dir",
+        bk.to_str().unwrap(),
+        home.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("a Codex client is writing this thread now"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    // released, the repair goes ahead
+    rustix::fs::flock(lock.as_fd(), rustix::fs::FlockOperation::Unlock).unwrap();
+    let (code, out, err) = cli(&[
+        "repair",
+        "--backup-dir",
+        bk.to_str().unwrap(),
+        home.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(std::fs::read(&f).unwrap() != before);
+}

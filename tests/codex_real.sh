@@ -53,6 +53,18 @@ for case, w in sorted(want.items()):
     if w["resumed"] != got.get(case, {}).get("resumed"):
         bad += 1
         print(f"state/{case}: recorded resumed={w['resumed']}; the client now {got.get(case)}", file=sys.stderr)
+# a client writing a thread now holds its lock, and convo-doctor refuses it
+doctor = os.path.join(os.environ.get("CARGO_TARGET_DIR") or "target", "debug", "convo-doctor")
+if os.path.exists(doctor):
+    w = json.load(open("fixtures/codex/sessions/state.json"))["cases"]["client-writing-now"]
+    g = gen.lock_case(binary, doctor)
+    total += 1
+    if g != w:
+        bad += 1
+        print(f"state/client-writing-now: recorded {w}; now {g}", file=sys.stderr)
+elif os.environ.get("CONVO_DOCTOR_CI") == "1":
+    print(f"codex_real: {doctor} is missing (cargo build first)", file=sys.stderr)
+    bad += 1
 print(f"codex_real: {total - bad} of {total} recorded verdicts are what Codex says now")
 sys.exit(1 if bad else 0)
 PY

@@ -136,3 +136,50 @@ pub fn ghosts(home: &Path, found: &[PathBuf]) -> Vec<(String, PathBuf)> {
     out.sort();
     out
 }
+
+/// The `CODEX_HOME` a rollout lies in, database or not: the parent of its
+/// nearest `sessions` or `archived_sessions` ancestor.
+pub fn home_around(path: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(path).ok()?;
+    abs.ancestors().skip(1).find_map(|a| {
+        let n = a.file_name()?;
+        (n == "sessions" || n == "archived_sessions").then(|| a.parent().map(Path::to_path_buf))?
+    })
+}
+
+/// Whether a Codex client is writing thread `id` right now. Measured with
+/// the real client (0.171.0, `gen.py --lock`): while it writes a thread it
+/// holds an exclusive flock on `$CODEX_HOME/thread-writer-locks/<id>.lock`
+/// (and removes the file when it is done). The lock file is opened
+/// read-only with `O_NOFOLLOW|O_NONBLOCK` (never created, never followed,
+/// never blocking on a FIFO), checked to be a regular file, and tried with a
+/// shared flock released at once.
+pub fn writer_active(rollout: &Path, id: &str) -> bool {
+    use rustix::fs::{FlockOperation, OFlags};
+    use std::os::unix::fs::OpenOptionsExt;
+    if !super::session::is_uuid(id) {
+        return false;
+    }
+    let Some(home) = home_around(rollout) else {
+        return false;
+    };
+    let lock = home.join("thread-writer-locks").join(format!("{id}.lock"));
+    let flags = OFlags::NONBLOCK | OFlags::NOFOLLOW;
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(&lock)
+    else {
+        return false;
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    match rustix::fs::flock(&f, FlockOperation::NonBlockingLockShared) {
+        Ok(()) => {
+            let _ = rustix::fs::flock(&f, FlockOperation::Unlock);
+            false
+        }
+        Err(e) => e == rustix::io::Errno::WOULDBLOCK,
+    }
+}

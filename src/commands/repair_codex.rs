@@ -59,6 +59,11 @@ fn plan_one(
     o.redactor = a.rollout.redactor.clone();
     o.before = codex::verdict(&a);
     o.after = o.before.clone();
+    if let Some(why) = live(path, &a) {
+        o.status = "failed";
+        o.error = Some(why);
+        return (o, None);
+    }
     let edits = plan::plan(&a.rollout, &a.view, a.file.as_ref(), selected);
     if edits.is_empty() {
         if !a.view.resumes() && selected(crate::codex::checks::MISSING_SESSION_META) {
@@ -110,6 +115,19 @@ fn plan_one(
     }
     o.status = if dry_run { "would-fix" } else { "fixed" };
     (o, Some((a.rollout.bytes, bytes, checks)))
+}
+
+/// Why the rollout may not be written now: a Codex client holds its
+/// thread's writer lock.
+fn live(path: &Path, a: &codex::Analysis) -> Option<String> {
+    let id = a
+        .file
+        .as_ref()
+        .map(|f| f.0.clone())
+        .or_else(|| a.rollout.id())?;
+    codex::state::writer_active(path, &id).then(|| {
+        format!("a Codex client is writing this thread now (it holds `thread-writer-locks/{id}.lock`): nothing was changed; repair it once the client has exited")
+    })
 }
 
 /// The Codex repair of `files` (every PATH was a Codex store).
@@ -168,7 +186,13 @@ pub fn repair(
                 }
             }
             let r = run.as_mut().expect("made above");
-            if let Err(why) = persist::rewrite_file(r, f, &before, &after, &checks, k + 1) {
+            // the lock, once more right before the write
+            let again = codex::Analysis::of(session::parse(before.clone()), f);
+            let written = match live(f, &again) {
+                Some(why) => Err(why),
+                None => persist::rewrite_file(r, f, &before, &after, &checks, k + 1),
+            };
+            if let Err(why) = written {
                 o.status = "failed";
                 o.after = o.before.clone();
                 o.error = Some(why);
