@@ -282,6 +282,18 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
                         format!("the client starts the history over there: resume sends {n} of {m} items, {lost} cut off at {}", line_name(r, i)),
                     )
                 }
+                "compacted" if v.compaction == Some(i) => {
+                    let lost = v.cut.iter().filter(|&&k| k > j && k < i).count();
+                    let sev = if lost > 0 {
+                        Severity::Error
+                    } else {
+                        Severity::Warning
+                    };
+                    (
+                        sev,
+                        format!("the client starts the history over from this copy: {lost} items written after the first are not resent"),
+                    )
+                }
                 "response_item" if rec.is_some_and(|x| x.item.is_some()) => {
                     let what = match rec.and_then(|x| x.item.as_ref()) {
                         Some(it) if it.kind == "message" => {

@@ -299,9 +299,9 @@ fn report(
     r.events = EventCounts {
         on_disk: s.lines.len(),
         log_length: s.records().count(),
-        ui_view: v.items.len(),
+        ui_view: v.items.len() - summarised(v),
         agent_view: Some(v.resent.len()),
-        orphaned: v.items.len().saturating_sub(v.resent.len()),
+        orphaned: (v.items.len() - summarised(v)).saturating_sub(v.resent.len()),
     };
     if let Some(why) = &v.no_resume {
         r.events.agent_view = None;
@@ -340,21 +340,37 @@ pub fn verdict(a: &Analysis) -> String {
     if let Some(why) = &v.no_resume {
         return format!("Codex cannot resume this rollout: {}", why.words());
     }
-    let (n, m) = (v.resent.len(), v.items.len());
+    // items a compaction summarised are not counted as items of the
+    // history (as for Claude Code): the replacement stands for them
+    let summarised = summarised(v);
+    let (n, m) = (v.resent.len(), v.items.len() - summarised);
     let copies = checks::duplicates(s)
         .iter()
         .filter(|(i, _)| v.resent.contains(i))
         .count();
-    let twice = if copies > 0 {
-        format!(
-            " ({} written twice)",
+    let mut notes = Vec::new();
+    if copies > 0 {
+        notes.push(format!(
+            "{} written twice",
             crate::checks::plural(copies, "item", "items")
-        )
-    } else {
+        ));
+    }
+    if let Some(at) = v.compaction {
+        notes.push(format!(
+            "{summarised} before the compaction at {}, summarised",
+            checks::line_name(s, at)
+        ));
+    }
+    let notes = if notes.is_empty() {
         String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
     };
-    if n == m {
-        return format!("resume sends all {m} items{twice}");
+    if n >= m {
+        return format!(
+            "resume sends all {}{notes}",
+            crate::checks::plural(n, "item", "items")
+        );
     }
     let mut parts = Vec::new();
     if let Some(at) = v.restart {
@@ -370,7 +386,16 @@ pub fn verdict(a: &Analysis) -> String {
             v.orphan_outputs.len()
         ));
     }
-    format!("resume sends {n} of {m} items: {}{twice}", parts.join(", "))
+    format!("resume sends {n} of {m} items: {}{notes}", parts.join(", "))
+}
+
+/// The items a compaction summarised (not resent as lines).
+fn summarised(v: &view::View) -> usize {
+    if v.compaction.is_some() {
+        v.cut.len()
+    } else {
+        0
+    }
 }
 
 /// `diagnose --events`: one row per line that is a record; `index` is the
@@ -408,6 +433,8 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     }
                 } else if !v.resumes() {
                     "the client cannot resume this rollout".into()
+                } else if v.cut.contains(&i) && v.compaction.is_some() {
+                    "before the compaction: summarised, not resent".into()
                 } else if v.cut.contains(&i) {
                     "before a later session_meta: not resent".into()
                 } else if v.orphan_outputs.contains(&i) {

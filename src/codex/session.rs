@@ -66,6 +66,14 @@ pub struct Record {
     /// The thread id an event names (`thread_id`, `session_id`).
     pub thread_id: Option<String>,
     pub timestamp: Option<String>,
+    /// A digest of a `response_item`'s payload (its `internal_*` keys
+    /// aside, key order aside), to tell which line an item of a
+    /// compaction's replacement history is.
+    pub digest: u64,
+    /// A `compacted` record's `replacement_history`: each item's digest and
+    /// what it is (`None`: no item the client reads). `None` when it has no
+    /// replacement history.
+    pub replacement: Option<Vec<(u64, Option<Item>)>>,
 }
 
 /// What one line of the file is.
@@ -236,6 +244,8 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
         provider: None,
         thread_id: None,
         timestamp: s(o.get("timestamp")),
+        digest: 0,
+        replacement: None,
     };
     match kind.as_str() {
         "session_meta" => {
@@ -249,7 +259,21 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
             r.cwd = p("cwd");
             r.provider = p("model_provider");
         }
-        "response_item" => r.item = payload.and_then(item),
+        "response_item" => {
+            r.item = payload.and_then(item);
+            r.digest = o.get("payload").map(digest).unwrap_or(0);
+        }
+        "compacted" => {
+            r.replacement = payload
+                .and_then(|p| p.get("replacement_history"))
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|x| (digest(x), x.as_object().and_then(item)))
+                        .collect()
+                });
+        }
         "turn_context" => r.cwd = p("cwd"),
         "event_msg" => {
             r.thread_id = p("thread_id");
@@ -262,6 +286,40 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
         _ => r.thread_id = p("thread_id").or_else(|| p("session_id")),
     }
     LineKind::Record(Box::new(r))
+}
+
+/// A digest of an item: its keys sorted, its top-level `internal_*` keys
+/// left out (the client's bookkeeping, not sent).
+pub fn digest(v: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn walk(v: &Value, top: bool, h: &mut std::collections::hash_map::DefaultHasher) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m
+                    .keys()
+                    .filter(|k| !(top && k.starts_with("internal_")))
+                    .collect();
+                keys.sort();
+                "{".hash(h);
+                for k in keys {
+                    k.hash(h);
+                    walk(&m[k], false, h);
+                }
+                "}".hash(h);
+            }
+            Value::Array(a) => {
+                "[".hash(h);
+                for x in a {
+                    walk(x, false, h);
+                }
+                "]".hash(h);
+            }
+            other => other.to_string().hash(h),
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    walk(v, true, &mut h);
+    h.finish()
 }
 
 /// Learn a record's secrets, but not the thread's own id: Codex writes it

@@ -61,6 +61,13 @@ pub struct View {
     pub orphan_outputs: Vec<usize>,
     /// Calls resent without their output (the client answers them).
     pub unanswered: Vec<usize>,
+    /// The last `compacted` record with a replacement history, when it is
+    /// where the history starts over.
+    pub compaction: Option<usize>,
+    /// Items of its replacement history that are no line of the rollout
+    /// (the summary, context the client rebuilt): resent, not counted in
+    /// lines.
+    pub replaced_extra: usize,
 }
 
 impl View {
@@ -101,14 +108,46 @@ pub fn build(r: &Rollout, file_id: Option<&str>) -> View {
             }),
             _ => None,
         },
-        Some(LineKind::Blank) => unreachable!("first is not blank"),
+        // `first` is not blank
+        Some(LineKind::Blank) => Some(NoResume::Empty),
     };
     let restart = metas.iter().copied().rfind(|&m| Some(m) != first);
+    let compaction = r
+        .records()
+        .filter(|(_, x)| x.kind == "compacted" && x.replacement.is_some())
+        .map(|(i, _)| i)
+        .next_back()
+        .filter(|&c| restart.is_none_or(|m| c > m));
+    let start = compaction.or(restart);
     let (cut, kept): (Vec<usize>, Vec<usize>) =
-        items.iter().partition(|&&i| restart.is_some_and(|m| i < m));
+        items.iter().partition(|&&i| start.is_some_and(|m| i < m));
+    // the history starts with the compaction's replacement items: those
+    // that are a line of the rollout before it count as that line resent
     let mut calls = std::collections::HashSet::new();
     let mut resent = Vec::new();
     let mut orphan_outputs = Vec::new();
+    let mut replaced_extra = 0;
+    if let Some(rec) = compaction.and_then(|c| r.lines[c].record()) {
+        let mut used = std::collections::HashSet::new();
+        for (d, it) in rec.replacement.as_deref().unwrap_or_default() {
+            let Some(it) = it else { continue };
+            if it.is_call() {
+                calls.insert(it.call_id.clone());
+            }
+            let line = cut.iter().copied().find(|&j| {
+                !used.contains(&j) && r.lines[j].record().is_some_and(|x| x.digest == *d)
+            });
+            match line {
+                Some(j) => {
+                    used.insert(j);
+                    resent.push(j);
+                }
+                None => replaced_extra += 1,
+            }
+        }
+    }
+    let cut: Vec<usize> = cut.into_iter().filter(|i| !resent.contains(i)).collect();
+    let restart = if compaction.is_some() { None } else { restart };
     for &i in &kept {
         let it = r.lines[i]
             .record()
@@ -148,5 +187,7 @@ pub fn build(r: &Rollout, file_id: Option<&str>) -> View {
         cut,
         orphan_outputs,
         unanswered,
+        compaction,
+        replaced_extra,
     }
 }
