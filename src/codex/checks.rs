@@ -94,8 +94,10 @@ impl Check for DuplicateLine {
 repeated). Measured with the real client (0.171.0): a `response_item` \
 written twice (a user message, a call, an output) is resent twice; a \
 `session_meta` written again starts the history over, so every item before \
-it is not resent (an error: \"resume sends N of M items\"). Other records \
-written twice change nothing the client resends. The repair drops the later \
+it is not resent (an error: \"resume sends N of M items\"); a `compacted` \
+record written again starts the history over from the copy (an error when \
+items written between them are lost). Other records written twice change \
+nothing the client resends. The repair drops the later \
 copy. See docs/codex.md."
     }
     fn repair(&self) -> Repair {
