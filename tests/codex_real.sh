@@ -49,6 +49,8 @@ want = json.load(open("fixtures/codex/sessions/state.json"))["cases"]
 import gen
 got = gen.state_cases(binary)
 for case, w in sorted(want.items()):
+    if "resumed" not in w:
+        continue  # client-writing-now: below
     total += 1
     if w["resumed"] != got.get(case, {}).get("resumed"):
         bad += 1
