@@ -14,6 +14,7 @@ pub mod checks;
 pub mod claude;
 pub mod cli;
 pub mod clock;
+pub mod codex;
 pub mod commands;
 pub mod edit;
 pub mod exit;

@@ -296,7 +296,7 @@ impl<'a> Budget<'a> {
 }
 
 /// How a SQLite file is opened so that reading it writes nothing beside it.
-fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Result<String> {
+pub(crate) fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Result<String> {
     use std::os::unix::ffi::OsStrExt;
     let side = |suffix: &str| {
         let mut p = path.as_os_str().to_os_string();

@@ -403,6 +403,12 @@ pub static REGISTRY: &[&dyn Check] = &[
     &crate::claude::checks::InvalidLine,
     &crate::claude::checks::DuplicateUuid,
     &crate::claude::checks::UnpairedTool,
+    // Codex rollouts (src/codex/checks.rs; run on a rollout, not a folder)
+    &crate::codex::checks::MissingSessionMeta,
+    &crate::codex::checks::InvalidLine,
+    &crate::codex::checks::DuplicateLine,
+    &crate::codex::checks::UnpairedCall,
+    &crate::codex::checks::StateParity,
 ];
 
 pub fn find(id: &str) -> Option<&'static dyn Check> {

@@ -122,12 +122,15 @@ fn run_scan(
     };
     // Claude Code sessions (a `.jsonl` file, a project folder,
     // `~/.claude/projects`): the Claude Code adapter's, each a report
+    // Codex rollouts (a rollout, a sessions tree, `CODEX_HOME`): the Codex
+    // adapter's, looked for first (a rollout is a `.jsonl` file too)
+    let (codex, paths) = codex_paths(paths, summary);
     let (claude, paths) = claude_paths(paths, summary);
     let sources = open_sources(args, defaults.as_ref(), summary)?;
     if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
         summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
-    let scan = if paths.is_empty() && !claude.is_empty() {
+    let scan = if paths.is_empty() && !(claude.is_empty() && codex.is_empty()) {
         scan::Scan::default()
     } else {
         scan::discover(&paths, args.allow_empty)
@@ -279,15 +282,22 @@ fn run_scan(
         work,
         &mut emit,
     );
-    // then the Claude Code sessions, in the order given
-    for f in claude
+    // then the Claude Code sessions and the Codex rollouts, in the order
+    // given
+    for (f, is_codex) in claude
         .iter()
-        .filter(|f| args.scan.shard.is_none_or(|s| s.contains(f)))
+        .map(|f| (f, false))
+        .chain(codex.iter().map(|f| (f, true)))
+        .filter(|(f, _)| args.scan.shard.is_none_or(|s| s.contains(f)))
     {
         let scanned = if cutoff.is_some_and(|c| !since::modified_since(f, c)) {
             Scanned::Unmodified
         } else {
-            let r = crate::claude::analyze(f, f.display().to_string(), selected, events);
+            let r = if is_codex {
+                crate::codex::analyze(f, f.display().to_string(), selected, events)
+            } else {
+                crate::claude::analyze(f, f.display().to_string(), selected, events)
+            };
             Scanned::Report(Box::new(r))
         };
         if !emit(usize::MAX, Ok(scanned)) {
@@ -387,6 +397,29 @@ fn mark_fixable(dir: &std::path::Path, r: &mut ConversationReport, opts: &Option
         Err(_) => Default::default(),
     };
     fixable.mark(&mut r.findings);
+}
+
+/// The PATHs that are Codex stores, as the rollouts they hold, and the
+/// other PATHs.
+fn codex_paths(paths: Vec<PathBuf>, summary: &mut Summary) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let mut rest = Vec::new();
+    for p in paths {
+        match crate::codex::shape(&p) {
+            Some(shape) => {
+                let (found, errors) = crate::codex::sessions(&p, &shape);
+                for e in errors {
+                    summary.error(e);
+                }
+                if found.is_empty() {
+                    summary.error(format!("no Codex rollout in `{}`", p.display()));
+                }
+                files.extend(found);
+            }
+            None => rest.push(p),
+        }
+    }
+    (files, rest)
 }
 
 /// The PATHs that are Claude Code stores, as the session files they hold,

@@ -8,6 +8,7 @@ pub mod explain;
 pub mod man;
 pub mod repair;
 pub mod repair_claude;
+pub mod repair_codex;
 pub mod undo;
 pub mod undo_list;
 

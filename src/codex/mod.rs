@@ -1,0 +1,450 @@
+//! Codex CLI rollouts (issue 26): `$CODEX_HOME/sessions/YYYY/MM/DD/
+//! rollout-<time>-<uuid>.jsonl`, one JSON record a line (`{timestamp,
+//! type, payload}`).
+//!
+//! The adapter reads a rollout ([`session`]), builds the view the client
+//! resends on `codex exec resume` ([`view`], measured with the real client:
+//! see docs/codex.md and fixtures/codex/), runs the Codex checks
+//! ([`checks`]) and gives the same [`ConversationReport`] the OpenHands
+//! folders and Claude Code sessions give, so every renderer shows it:
+//! `events` counted in the client's units (lines, records, items),
+//! `load_error` when the client cannot resume, `event_list` one row per
+//! record. [`repair`] plans the edits (an invalid line set aside, a copy
+//! dropped, a `session_meta` rebuilt) written with a backup and an undo.
+
+pub mod checks;
+pub mod repair;
+pub mod session;
+pub mod state;
+pub mod view;
+
+use std::path::{Path, PathBuf};
+
+use crate::report::{ConversationReport, EventCounts, EventRow, LoadFailure};
+use crate::store::fsread::ReadError;
+
+use session::{LineKind, Rollout};
+
+/// What a PATH is, for the Codex adapter.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A rollout file.
+    Rollout,
+    /// A folder of rollouts (`sessions/`, a day's folder, any folder
+    /// holding rollouts up to three levels down).
+    Tree,
+    /// `$CODEX_HOME` (`~/.codex`): its `sessions/`.
+    Home,
+}
+
+/// How deep a tree is searched for rollouts (`sessions/YYYY/MM/DD/`).
+const DEPTH: usize = 3;
+
+/// Whether `path` is a Codex store, told by its shape without following a
+/// link: a `rollout-*.jsonl` file or a `*.jsonl` file that reads like a
+/// rollout; a folder with `sessions/` that is `.codex` or holds
+/// `config.toml` or a state database; a folder holding rollouts, or a
+/// `sessions` (year, month, day) folder holding them up to three levels
+/// down, and no OpenHands conversation.
+pub fn shape(path: &Path) -> Option<Shape> {
+    let md = std::fs::symlink_metadata(path).ok()?;
+    if md.is_file() {
+        let name = path.file_name()?.to_string_lossy().into_owned();
+        let jsonl = name.ends_with(".jsonl");
+        return (jsonl && (name.starts_with("rollout-") || looks_like_rollout(path)))
+            .then_some(Shape::Rollout);
+    }
+    if !md.is_dir() {
+        return None;
+    }
+    if path.join("events").exists() || path.join("base_state.json").exists() {
+        return None;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let sessions = std::fs::symlink_metadata(path.join("sessions")).is_ok_and(|m| m.is_dir());
+    if sessions
+        && (name.as_deref() == Some(".codex")
+            || path.join("config.toml").is_file()
+            || has_state_db(path))
+    {
+        return Some(Shape::Home);
+    }
+    // a folder holding rollouts itself; or `sessions`, a year's, month's or
+    // day's folder holding them below (not any folder above them: that is
+    // the other adapters' to scan)
+    let mut found = Vec::new();
+    walk(path, 0, &mut found, &mut Vec::new(), 1);
+    let named = name.as_deref().is_some_and(|n| {
+        n == "sessions"
+            || n == "archived_sessions"
+            || ((n.len() == 4 || n.len() == 2) && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if found.is_empty() && named {
+        walk(path, DEPTH, &mut found, &mut Vec::new(), 1);
+    }
+    (!found.is_empty()).then_some(Shape::Tree)
+}
+
+fn has_state_db(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("state_") && n.ends_with(".sqlite")
+        })
+}
+
+/// Whether a `*.jsonl` file reads like a Codex rollout: its first 64 KiB
+/// hold a `session_meta` or `response_item` record and no Claude Code
+/// `parentUuid` (opened without following a link or blocking on a FIFO).
+fn looks_like_rollout(path: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+    else {
+        return false;
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::new();
+    if f.take(64 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    (has(b"\"type\":\"session_meta\"") || has(b"\"type\":\"response_item\""))
+        && !has(b"\"parentUuid\"")
+}
+
+/// The rollouts under `dir`, `depth` levels down at most: regular files
+/// (links not followed) named `rollout-*.jsonl`, or `*.jsonl` that read
+/// like rollouts; `limit` stops the walk at the first found when 1.
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, limit: usize) {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            errors.push(format!(
+                "cannot list `{}`: {}",
+                dir.display(),
+                crate::store::fsread::os_words(&e)
+            ));
+            return;
+        }
+    };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        if limit > 0 && out.len() >= limit {
+            return;
+        }
+        let Ok(t) = e.file_type() else { continue };
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        if t.is_dir() && depth > 0 {
+            walk(&p, depth - 1, out, errors, limit);
+        } else if t.is_file()
+            && name.ends_with(".jsonl")
+            && (name.starts_with("rollout-") || looks_like_rollout(&p))
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// The rollouts a PATH of shape `s` holds, and scan errors.
+pub fn sessions(path: &Path, s: &Shape) -> (Vec<PathBuf>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    match s {
+        Shape::Rollout => found.push(path.to_path_buf()),
+        Shape::Tree => walk(path, DEPTH, &mut found, &mut errors, 0),
+        Shape::Home => {
+            walk(&path.join("sessions"), DEPTH, &mut found, &mut errors, 0);
+            // the threads the state database lists whose rollout is gone
+            let ghosts = state::ghosts(path, &found);
+            found.extend(ghosts.into_iter().map(|(_, p)| p));
+        }
+    }
+    (found, errors)
+}
+
+/// The analysis of one rollout: the rollout, its view, its file name's id
+/// and start time.
+pub struct Analysis {
+    pub rollout: Rollout,
+    pub view: view::View,
+    pub file: Option<(String, String)>,
+}
+
+impl Analysis {
+    pub fn load(path: &Path) -> Result<Analysis, ReadError> {
+        Ok(Analysis::of(session::read(path)?, path))
+    }
+
+    pub fn of(rollout: Rollout, path: &Path) -> Analysis {
+        let file = session::name_parts(path);
+        let view = view::build(&rollout, file.as_ref().map(|f| f.0.as_str()));
+        Analysis {
+            rollout,
+            view,
+            file,
+        }
+    }
+}
+
+/// The report of one rollout, as every renderer shows it. A file that
+/// cannot be read is a report with a load error (what is wrong with the
+/// file) or, for a scan error (permission, I/O), `access_errors`.
+pub fn analyze(
+    path: &Path,
+    display: String,
+    selected: &dyn Fn(&str) -> bool,
+    event_list: bool,
+) -> ConversationReport {
+    let mut r = ConversationReport::record(display, String::new(), "codex".into());
+    r.id_dashed = None;
+    if let Some(g) = ghost(path, selected) {
+        r.id = stem(path);
+        r.events.agent_view = None;
+        r.load_error = Some(LoadFailure {
+            exception: "rollout gone",
+            message: "the state database lists this thread, and its rollout is gone".into(),
+        });
+        r.verdict = "Codex cannot resume this thread: its rollout is gone".into();
+        r.findings.extend(g);
+        return r;
+    }
+    let a = match Analysis::load(path) {
+        Ok(a) => a,
+        Err(ReadError::Access { message, .. }) => {
+            r.access_errors.push(message);
+            r.events.agent_view = None;
+            return r;
+        }
+        Err(ReadError::File(u)) => {
+            r.id = stem(path);
+            r.events.agent_view = None;
+            r.load_error = Some(LoadFailure {
+                exception: "unreadable rollout",
+                message: format!("the rollout cannot be read: {u}"),
+            });
+            r.verdict = "Codex cannot resume this rollout: the file cannot be read".into();
+            return r;
+        }
+    };
+    report(&a, path, r, selected, event_list)
+}
+
+/// A path no file is at, named by a row of the state database above it:
+/// the finding (none when the check is not selected).
+fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::checks::Finding>> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let abs = std::path::absolute(path).ok()?;
+    let db = state::newest_db(&state::home_of(&abs)?)?;
+    let rows = state::threads(&db).ok()?;
+    let id = rows.iter().find(|(_, p)| **p == abs)?.0;
+    let mut out = Vec::new();
+    if selected(checks::STATE_PARITY) {
+        out.push(crate::checks::Finding::new(
+            checks::STATE_PARITY,
+            crate::checks::Severity::Error,
+            db.display().to_string(),
+            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) lists the thread and cannot resume it; with the client stopped, delete the row if the rollout is lost"),
+        ));
+    }
+    Some(out)
+}
+
+fn stem(path: &Path) -> String {
+    match session::name_parts(path) {
+        Some((id, _)) => id,
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
+}
+
+fn report(
+    a: &Analysis,
+    path: &Path,
+    mut r: ConversationReport,
+    selected: &dyn Fn(&str) -> bool,
+    event_list: bool,
+) -> ConversationReport {
+    let (s, v) = (&a.rollout, &a.view);
+    r.id = a
+        .file
+        .as_ref()
+        .map(|f| f.0.clone())
+        .or_else(|| s.id())
+        .unwrap_or_else(|| stem(path));
+    r.id_dashed = None;
+    r.server_version = match s.records().find_map(|(_, x)| x.meta_version.clone()) {
+        Some(ver) => format!("codex {}", crate::text::clip(&ver, 40)),
+        None => "codex".into(),
+    };
+    r.redactor = s.redactor.clone();
+    r.events = EventCounts {
+        on_disk: s.lines.len(),
+        log_length: s.records().count(),
+        ui_view: v.items.len() - summarised(v),
+        agent_view: Some(v.resent.len()),
+        orphaned: (v.items.len() - summarised(v)).saturating_sub(v.resent.len()),
+    };
+    if let Some(why) = &v.no_resume {
+        r.events.agent_view = None;
+        r.load_error = Some(LoadFailure {
+            exception: "cannot resume",
+            message: format!("the client cannot resume this rollout: {}", why.words()),
+        });
+    }
+    r.findings = checks::run(s, v, selected);
+    if selected(checks::STATE_PARITY) {
+        if let Some(p) = state::parity(path, &r.id) {
+            if matches!(p, state::Parity::Gone { .. }) && r.load_error.is_none() {
+                r.events.agent_view = None;
+                r.load_error = Some(LoadFailure {
+                    exception: "cannot resume",
+                    message: "the state database's row for this thread names a rollout that is gone: the client does not look for this one".into(),
+                });
+            }
+            r.findings.extend(checks::state(&p, path));
+        }
+        r.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    }
+    r.verdict = match &r.load_error {
+        Some(l) if a.view.resumes() => format!("Codex cannot resume this thread: {}", l.message),
+        _ => verdict(a),
+    };
+    if event_list {
+        r.event_list = Some(rows(a));
+    }
+    r
+}
+
+/// "resume sends N of M items: K cut off at line L".
+pub fn verdict(a: &Analysis) -> String {
+    let (s, v) = (&a.rollout, &a.view);
+    if let Some(why) = &v.no_resume {
+        return format!("Codex cannot resume this rollout: {}", why.words());
+    }
+    // items a compaction summarised are not counted as items of the
+    // history (as for Claude Code): the replacement stands for them
+    let summarised = summarised(v);
+    let (n, m) = (v.resent.len(), v.items.len() - summarised);
+    let copies = checks::duplicates(s)
+        .iter()
+        .filter(|(i, _)| v.resent.contains(i))
+        .count();
+    let mut notes = Vec::new();
+    if copies > 0 {
+        notes.push(format!(
+            "{} written twice",
+            crate::checks::plural(copies, "item", "items")
+        ));
+    }
+    if let Some(at) = v.compaction {
+        notes.push(format!(
+            "{summarised} before the compaction at {}, summarised",
+            checks::line_name(s, at)
+        ));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    };
+    if n >= m {
+        return format!(
+            "resume sends all {}{notes}",
+            crate::checks::plural(n, "item", "items")
+        );
+    }
+    let mut parts = Vec::new();
+    if let Some(at) = v.restart {
+        parts.push(format!(
+            "{} cut off at {} (a session_meta again)",
+            v.cut.len(),
+            checks::line_name(s, at)
+        ));
+    }
+    if !v.orphan_outputs.is_empty() {
+        parts.push(format!(
+            "{} dropped as tool outputs without their call",
+            v.orphan_outputs.len()
+        ));
+    }
+    format!("resume sends {n} of {m} items: {}{notes}", parts.join(", "))
+}
+
+/// The items a compaction summarised (not resent as lines).
+fn summarised(v: &view::View) -> usize {
+    if v.compaction.is_some() {
+        v.cut.len()
+    } else {
+        0
+    }
+}
+
+/// `diagnose --events`: one row per line that is a record; `index` is the
+/// line number.
+fn rows(a: &Analysis) -> Vec<EventRow> {
+    let (s, v) = (&a.rollout, &a.view);
+    let resent: std::collections::HashSet<usize> = v.resent.iter().copied().collect();
+    let mut out = Vec::new();
+    for (i, l) in s.lines.iter().enumerate() {
+        let row = |kind: Option<String>, in_view, note: String| EventRow {
+            index: l.no as u64,
+            file: format!("line {}", l.no),
+            kind,
+            source: None,
+            parent: None,
+            parent_link: "none",
+            in_agent_view: in_view,
+            note,
+        };
+        match &l.kind {
+            LineKind::Blank => {}
+            LineKind::Invalid { reason, .. } => {
+                out.push(row(None, false, format!("unreadable: {reason}")))
+            }
+            LineKind::Record(x) => {
+                let kind = match &x.item {
+                    Some(it) => format!("response_item:{}", crate::text::clip(&it.kind, 40)),
+                    None => crate::text::clip(&x.kind, 40),
+                };
+                let note = if resent.contains(&i) || x.item.is_none() {
+                    if x.kind == "response_item" && x.item.is_none() {
+                        "its payload is no item the client reads".into()
+                    } else {
+                        String::new()
+                    }
+                } else if !v.resumes() {
+                    "the client cannot resume this rollout".into()
+                } else if v.cut.contains(&i) && v.compaction.is_some() {
+                    "before the compaction: summarised, not resent".into()
+                } else if v.cut.contains(&i) {
+                    "before a later session_meta: not resent".into()
+                } else if v.orphan_outputs.contains(&i) {
+                    "a tool output without its call: the client drops it".into()
+                } else {
+                    "not resent".into()
+                };
+                out.push(row(Some(kind), resent.contains(&i), note));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,185 @@
+//! Codex's state database (`$CODEX_HOME/state_<n>.sqlite`, table `threads`:
+//! `id`, `rollout_path`), read only, opened so that nothing is written
+//! beside it (the app server's rule, [`crate::appserver::db`]), its reads
+//! bounded in rows, memory and time. Measured with the real client (0.171.0;
+//! docs/codex.md): a thread whose row names a rollout that is gone cannot be
+//! resumed ("no rollout found for thread id"), even when its rollout is
+//! elsewhere in the sessions tree; a rollout without a row is found by its
+//! id and its row written back.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// At most this many rows are read.
+const ROWS: usize = 200_000;
+
+/// The `CODEX_HOME` a rollout path lies in: the parent of its nearest
+/// `sessions` (or `archived_sessions`) ancestor that holds a state database.
+pub fn home_of(path: &Path) -> Option<PathBuf> {
+    path.ancestors().skip(1).find_map(|a| {
+        let n = a.file_name()?;
+        if n != "sessions" && n != "archived_sessions" {
+            return None;
+        }
+        let home = a.parent()?;
+        newest_db(home).map(|_| home.to_path_buf())
+    })
+}
+
+/// The newest `state_<n>.sqlite` of `home` (the highest `n`): the one the
+/// client reads.
+pub fn newest_db(home: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(home)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n: u32 = name
+                .strip_prefix("state_")?
+                .strip_suffix(".sqlite")?
+                .parse()
+                .ok()?;
+            e.file_type().ok()?.is_file().then_some((n, e.path()))
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, p)| p)
+}
+
+/// The threads of a state database: id → rollout path. `Err` says why it
+/// could not be read.
+pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
+    use rusqlite::{Connection, OpenFlags};
+    let display = db.display().to_string();
+    let uri = crate::appserver::db::sqlite_uri(db, &display).map_err(|e| format!("{e:#}"))?;
+    let conn = Connection::open_with_flags(
+        &uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| format!("cannot open `{display}` read-only: {e}"))?;
+    let _ = conn.busy_timeout(std::time::Duration::from_secs(2));
+    let _ = conn.pragma_update(None, "hard_heap_limit", 1i64 << 28);
+    let interrupt = conn.get_interrupt_handle();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            done_rx.recv_timeout(std::time::Duration::from_secs(10))
+        {
+            interrupt.interrupt();
+        }
+    });
+    let read = || -> rusqlite::Result<HashMap<String, PathBuf>> {
+        let mut st = conn.prepare("SELECT id, rollout_path FROM threads LIMIT ?1")?;
+        let mut out = HashMap::new();
+        let mut rows = st.query([ROWS as i64])?;
+        while let Some(r) = rows.next()? {
+            let (Ok(id), Ok(p)) = (r.get::<_, String>(0), r.get::<_, String>(1)) else {
+                continue;
+            };
+            out.insert(id.to_ascii_lowercase(), PathBuf::from(p));
+        }
+        Ok(out)
+    };
+    let result = read();
+    let _ = done_tx.send(());
+    let _ = watchdog.join();
+    result.map_err(|e| format!("cannot read `{display}`: {e}"))
+}
+
+/// What the state database says of one rollout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parity {
+    /// Its row names this file, or another file that exists.
+    Listed,
+    /// No row for its id.
+    NoRow { db: PathBuf },
+    /// Its row names a rollout that is gone.
+    Gone { db: PathBuf, named: PathBuf },
+}
+
+/// The state database's word on the rollout `path` of thread `id`: `None`
+/// when no state database is found above it or it cannot be read.
+pub fn parity(path: &Path, id: &str) -> Option<Parity> {
+    let abs = std::path::absolute(path).ok()?;
+    let home = home_of(&abs)?;
+    let db = newest_db(&home)?;
+    let rows = threads(&db).ok()?;
+    Some(match rows.get(&id.to_ascii_lowercase()) {
+        None => Parity::NoRow { db },
+        Some(p) if p == &abs || std::fs::symlink_metadata(p).is_ok() => Parity::Listed,
+        Some(p) => Parity::Gone {
+            db,
+            named: p.clone(),
+        },
+    })
+}
+
+/// The rows of `home`'s state database whose rollout is gone and whose id
+/// no rollout of `found` carries: the threads the client lists and cannot
+/// resume at all.
+pub fn ghosts(home: &Path, found: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    let Some(db) = newest_db(home) else {
+        return Vec::new();
+    };
+    let Ok(rows) = threads(&db) else {
+        return Vec::new();
+    };
+    let ids: std::collections::HashSet<String> = found
+        .iter()
+        .filter_map(|f| super::session::name_parts(f).map(|p| p.0))
+        .collect();
+    let mut out: Vec<(String, PathBuf)> = rows
+        .into_iter()
+        .filter(|(id, p)| !ids.contains(id) && std::fs::symlink_metadata(p).is_err())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The `CODEX_HOME` a rollout lies in, database or not: the parent of its
+/// nearest `sessions` or `archived_sessions` ancestor.
+pub fn home_around(path: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(path).ok()?;
+    abs.ancestors().skip(1).find_map(|a| {
+        let n = a.file_name()?;
+        (n == "sessions" || n == "archived_sessions").then(|| a.parent().map(Path::to_path_buf))?
+    })
+}
+
+/// Whether a Codex client is writing thread `id` right now. Measured with
+/// the real client (0.171.0, `gen.py --lock`): while it writes a thread it
+/// holds an exclusive flock on `$CODEX_HOME/thread-writer-locks/<id>.lock`
+/// (and removes the file when it is done). The lock file is opened
+/// read-only with `O_NOFOLLOW|O_NONBLOCK` (never created, never followed,
+/// never blocking on a FIFO), checked to be a regular file, and tried with a
+/// shared flock released at once.
+pub fn writer_active(rollout: &Path, id: &str) -> bool {
+    use rustix::fs::{FlockOperation, OFlags};
+    use std::os::unix::fs::OpenOptionsExt;
+    if !super::session::is_uuid(id) {
+        return false;
+    }
+    let Some(home) = home_around(rollout) else {
+        return false;
+    };
+    let lock = home.join("thread-writer-locks").join(format!("{id}.lock"));
+    let flags = OFlags::NONBLOCK | OFlags::NOFOLLOW;
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(&lock)
+    else {
+        return false;
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    match rustix::fs::flock(&f, FlockOperation::NonBlockingLockShared) {
+        Ok(()) => {
+            let _ = rustix::fs::flock(&f, FlockOperation::Unlock);
+            false
+        }
+        Err(e) => e == rustix::io::Errno::WOULDBLOCK,
+    }
+}

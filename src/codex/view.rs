@@ -1,0 +1,193 @@
+//! What the Codex client resends when it resumes a rollout (`codex exec
+//! resume <id>`), measured with the real client (0.171.0; see
+//! docs/codex.md and fixtures/codex/):
+//! - the first line that is not blank must be a `session_meta` whose payload
+//!   has `id` (the id of the file name), `timestamp`, `cwd`, `originator`
+//!   and `cli_version`; otherwise the client cannot resume at all;
+//! - lines that are not JSON objects, records of other types and
+//!   `response_item`s whose payload is no item are skipped;
+//! - a `session_meta` line after the first starts the history again: the
+//!   items before it are not resent;
+//! - every other item is resent in file order, a line written twice twice;
+//! - a tool output whose call is not resent before it is dropped; a call
+//!   without its output is resent and answered by the client itself.
+
+use super::session::{LineKind, Rollout};
+
+/// Why the client cannot resume.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoResume {
+    /// No line but blank ones.
+    Empty,
+    /// The first line is not a JSON object.
+    FirstInvalid,
+    /// The first line is a record but not a `session_meta`.
+    NoMeta { later: Option<usize> },
+    /// The `session_meta` lacks fields the client needs.
+    MetaFields(Vec<&'static str>),
+    /// The `session_meta` names another id than the file name.
+    OtherId { meta: String, file: String },
+}
+
+impl NoResume {
+    pub fn words(&self) -> String {
+        match self {
+            NoResume::Empty => "the rollout holds no line".into(),
+            NoResume::FirstInvalid => "its first line is not a JSON object".into(),
+            NoResume::NoMeta { later: None } => "it has no session_meta line".into(),
+            NoResume::NoMeta { later: Some(_) } => "its session_meta is not its first line".into(),
+            NoResume::MetaFields(f) => format!("its session_meta lacks {}", f.join(", ")),
+            NoResume::OtherId { .. } => {
+                "its session_meta names another id than its file name".into()
+            }
+        }
+    }
+}
+
+pub struct View {
+    /// Line index of the first non-blank line (the `session_meta` when the
+    /// rollout resumes).
+    pub first: Option<usize>,
+    pub no_resume: Option<NoResume>,
+    /// Every `response_item` line the client reads as an item.
+    pub items: Vec<usize>,
+    /// The lines of items the client resends, in order.
+    pub resent: Vec<usize>,
+    /// A later `session_meta` line that restarted the history (the last).
+    pub restart: Option<usize>,
+    /// Items before `restart`, not resent.
+    pub cut: Vec<usize>,
+    /// Outputs dropped because their call is not resent before them.
+    pub orphan_outputs: Vec<usize>,
+    /// Calls resent without their output (the client answers them).
+    pub unanswered: Vec<usize>,
+    /// The last `compacted` record with a replacement history, when it is
+    /// where the history starts over.
+    pub compaction: Option<usize>,
+    /// Items of its replacement history that are no line of the rollout
+    /// (the summary, context the client rebuilt): resent, not counted in
+    /// lines.
+    pub replaced_extra: usize,
+}
+
+impl View {
+    pub fn resumes(&self) -> bool {
+        self.no_resume.is_none()
+    }
+}
+
+/// The view of `r`; `file_id` is the id its file name carries, if any.
+pub fn build(r: &Rollout, file_id: Option<&str>) -> View {
+    let first = r
+        .lines
+        .iter()
+        .position(|l| !matches!(l.kind, LineKind::Blank));
+    let items: Vec<usize> = r
+        .records()
+        .filter(|(_, x)| x.kind == "response_item" && x.item.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    let metas: Vec<usize> = r
+        .records()
+        .filter(|(_, x)| x.kind == "session_meta")
+        .map(|(i, _)| i)
+        .collect();
+    let no_resume = match first.map(|i| &r.lines[i].kind) {
+        None => Some(NoResume::Empty),
+        Some(LineKind::Invalid { .. }) => Some(NoResume::FirstInvalid),
+        Some(LineKind::Record(x)) if x.kind != "session_meta" => Some(NoResume::NoMeta {
+            later: metas.first().copied(),
+        }),
+        Some(LineKind::Record(x)) if !x.meta_missing.is_empty() => {
+            Some(NoResume::MetaFields(x.meta_missing.clone()))
+        }
+        Some(LineKind::Record(x)) => match (x.meta_id.as_deref(), file_id) {
+            (Some(m), Some(f)) if !m.eq_ignore_ascii_case(f) => Some(NoResume::OtherId {
+                meta: m.to_string(),
+                file: f.to_string(),
+            }),
+            _ => None,
+        },
+        // `first` is not blank
+        Some(LineKind::Blank) => Some(NoResume::Empty),
+    };
+    let restart = metas.iter().copied().rfind(|&m| Some(m) != first);
+    let compaction = r
+        .records()
+        .filter(|(_, x)| x.kind == "compacted" && x.replacement.is_some())
+        .map(|(i, _)| i)
+        .next_back()
+        .filter(|&c| restart.is_none_or(|m| c > m));
+    let start = compaction.or(restart);
+    let (cut, kept): (Vec<usize>, Vec<usize>) =
+        items.iter().partition(|&&i| start.is_some_and(|m| i < m));
+    // the history starts with the compaction's replacement items: those
+    // that are a line of the rollout before it count as that line resent
+    let mut calls = std::collections::HashSet::new();
+    let mut resent = Vec::new();
+    let mut orphan_outputs = Vec::new();
+    let mut replaced_extra = 0;
+    if let Some(rec) = compaction.and_then(|c| r.lines[c].record()) {
+        let mut used = std::collections::HashSet::new();
+        for (d, it) in rec.replacement.as_deref().unwrap_or_default() {
+            let Some(it) = it else { continue };
+            if it.is_call() {
+                calls.insert(it.call_id.clone());
+            }
+            let line = cut.iter().copied().find(|&j| {
+                !used.contains(&j) && r.lines[j].record().is_some_and(|x| x.digest == *d)
+            });
+            match line {
+                Some(j) => {
+                    used.insert(j);
+                    resent.push(j);
+                }
+                None => replaced_extra += 1,
+            }
+        }
+    }
+    let cut: Vec<usize> = cut.into_iter().filter(|i| !resent.contains(i)).collect();
+    let restart = if compaction.is_some() { None } else { restart };
+    for &i in &kept {
+        let it = r.lines[i]
+            .record()
+            .and_then(|x| x.item.as_ref())
+            .expect("an item");
+        if it.is_call() {
+            calls.insert(it.call_id.clone());
+        }
+        if it.is_output() && !calls.contains(&it.call_id) {
+            orphan_outputs.push(i);
+            continue;
+        }
+        resent.push(i);
+    }
+    let answered: std::collections::HashSet<_> = resent
+        .iter()
+        .filter_map(|&i| r.lines[i].record()?.item.as_ref())
+        .filter(|it| it.is_output())
+        .map(|it| it.call_id.clone())
+        .collect();
+    let unanswered = resent
+        .iter()
+        .copied()
+        .filter(|&i| {
+            r.lines[i]
+                .record()
+                .and_then(|x| x.item.as_ref())
+                .is_some_and(|it| it.is_call() && !answered.contains(&it.call_id))
+        })
+        .collect();
+    View {
+        first,
+        no_resume,
+        items,
+        resent,
+        restart,
+        cut,
+        orphan_outputs,
+        unanswered,
+        compaction,
+        replaced_extra,
+    }
+}
