@@ -143,9 +143,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let (made_by, call) = match own {
             Some((a, c)) => (Some(a), Some(c)),
             None => {
-                let a = i.checked_sub(1).filter(|&a| {
-                    ctx.reader.owns_its_id(a) && !actions.contains(ctx.reader.id(a))
-                });
+                let a = i
+                    .checked_sub(1)
+                    .filter(|&a| ctx.reader.owns_its_id(a) && !actions.contains(ctx.reader.id(a)));
                 let c = a
                     .filter(|&a| ctx.reader.read(a).is_ok_and(super::tool_calls::executable))
                     .and_then(|a| super::tool_calls::call_of(ctx, a))

@@ -304,11 +304,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 ));
             }
         }
-        let safety = mine
-            .iter()
-            .map(|m| m.2)
-            .max()
-            .unwrap_or(Safety::Safe);
+        let safety = mine.iter().map(|m| m.2).max().unwrap_or(Safety::Safe);
         for (rel, action, _, what) in mine {
             p.push(rel, action, safety, what);
         }
