@@ -117,7 +117,8 @@ pub struct Reader<'a> {
     client_tools: HashSet<String>,
     /// Each event's verdict, decided on its first read: checks and repair
     /// planners ask the same question of every event many times.
-    verdicts: Box<[std::sync::OnceLock<Result<(), ReadError>>]>,
+    /// (The error is boxed: most events read, and a cell stays 16 bytes.)
+    verdicts: Box<[std::sync::OnceLock<Result<(), Box<ReadError>>>]>,
     /// Indices whose indexed file is not spelled as the SDK rebuilds the
     /// path, while another file has that very name (a 5- and a 6-digit
     /// spelling of one event): the SDK reads that other file's bytes.
@@ -280,7 +281,7 @@ impl<'a> Reader<'a> {
         #[cfg(test)]
         READS.with(|c| c.set(c.get() + 1));
         let verdict = match self.verdicts.get(idx) {
-            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ())),
+            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ()).map_err(Box::new)),
             None => return self.judge(idx),
         };
         match verdict {
@@ -289,7 +290,7 @@ impl<'a> Reader<'a> {
                 .record
                 .as_ref()
                 .expect("a readable event has a record")),
-            Err(e) => Err(e.clone()),
+            Err(e) => Err(ReadError::clone(e)),
         }
     }
 
@@ -299,7 +300,9 @@ impl<'a> Reader<'a> {
         #[cfg(test)]
         READS.with(|c| c.set(c.get() + 1));
         match self.verdicts.get(idx) {
-            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ())).is_ok(),
+            Some(cell) => cell
+                .get_or_init(|| self.judge(idx).map(|_| ()).map_err(Box::new))
+                .is_ok(),
             None => self.judge(idx).is_ok(),
         }
     }
