@@ -108,6 +108,10 @@ thread_local! {
     pub static READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
+/// From how many events a [`Reader`] decides every verdict up front, in
+/// parallel (below it, a store's conversations keep the threads busy).
+const JUDGE_AHEAD_FROM: usize = 4096;
+
 pub struct Reader<'a> {
     pub conv: &'a Conversation,
     pub index: &'a Index,
@@ -181,7 +185,7 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        Reader {
+        let reader = Reader {
             conv,
             index,
             version,
@@ -192,7 +196,21 @@ impl<'a> Reader<'a> {
                 .collect(),
             redirect,
             readable_before: std::sync::OnceLock::new(),
+        };
+        if reader.len() >= JUDGE_AHEAD_FROM && rayon::current_num_threads() > 1 {
+            // a long log: every event's verdict is decided now, on every
+            // thread of the pool (`-j`); each is what its first read
+            // would decide
+            use rayon::prelude::*;
+            reader
+                .verdicts
+                .par_iter()
+                .enumerate()
+                .for_each(|(i, cell)| {
+                    cell.get_or_init(|| reader.judge(i).map(|_| ()).map_err(Box::new));
+                });
         }
+        reader
     }
 
     pub fn len(&self) -> usize {
