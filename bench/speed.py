@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """convo-doctor against the in-process read floor, one table (issue 27).
 
-    bench/speed.py [BIN]                 (default: target/release/convo-doctor)
+    bench/speed.py [BIN ...]             (default: target/release/convo-doctor)
 
 Inputs (made with bench/gen.py under BENCH_DIR, default
 /var/tmp/convo-doctor-bench, on first use): `seed` (one conversation, 5,570
@@ -16,7 +16,8 @@ threads, parsing nothing. Each round runs, interleaved on the same files, the
 floor and `BIN diagnose DIR --format json --fail-on never`, both with -j J
 for each J of JOBS (default: the number of cores, then 1). One unmeasured
 run of each warms the page cache; then RUNS rounds (default 5; 3 for the
-1,000,000-event log). Prints the median wall time, the median CPU
+1,000,000-event log). Several BINs (a build from before a change and one
+from after) are interleaved in the same rounds, one row each. Prints the median wall time, the median CPU
 (user+sys) and the largest peak RSS of each, read per process from wait4;
 and, per event, the bytes of peak memory convo-doctor holds beyond the floor.
 
@@ -62,7 +63,7 @@ def gen(bench, name, args):
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "target/release/convo-doctor")
+    binaries = sys.argv[1:] or [str(ROOT / "target/release/convo-doctor")]
     bench = Path(os.environ.get("BENCH_DIR", "/var/tmp/convo-doctor-bench"))
     bench.mkdir(parents=True, exist_ok=True)
     long = int(os.environ.get("LONG", 1000000))
@@ -82,24 +83,23 @@ def main():
                    check=True)
     repair = os.environ.get("REPAIR") == "1"
     print(f"machine: {ncpu} cores, load average {os.getloadavg()[0]:.1f} at start; "
-          f"{binary}; medians")
+          f"{', '.join(binaries)}; medians")
     print()
-    print("| input | events | -j | floor wall | floor CPU | floor peak RSS "
+    print("| input | events | -j | build | floor wall | floor CPU | floor peak RSS "
           "| diagnose wall | CPU | peak RSS | wall ÷ floor | RSS beyond floor per event |"
           + (" repair --dry-run --unsafe-fixes wall (÷ diagnose) |" if repair else ""))
-    print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if repair else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if repair else ""))
     for name, (label, args) in inputs.items():
         d, events = gen(bench, name, args)
         runs = int(os.environ.get("RUNS", 3 if events > 500000 else 5))
         for j in jobs:
-            cmds = {
-                "floor": [str(floor), "-j", str(j), d],
-                "diagnose": [binary, "diagnose", d, "--format", "json", "--fail-on", "never",
-                             "-j", str(j)],
-            }
-            if repair and name.startswith("long"):
-                cmds["repair"] = [binary, "repair", "--dry-run", "--unsafe-fixes", "--format",
-                                  "json", "-j", str(j), d]
+            cmds = {"floor": [str(floor), "-j", str(j), d]}
+            for b in binaries:
+                cmds[("diagnose", b)] = [b, "diagnose", d, "--format", "json", "--fail-on",
+                                         "never", "-j", str(j)]
+                if repair and name.startswith("long"):
+                    cmds[("repair", b)] = [b, "repair", "--dry-run", "--unsafe-fixes", "--format",
+                                           "json", "-j", str(j), d]
             got = {k: [] for k in cmds}
             for c in cmds.values():
                 run(c)
@@ -109,14 +109,15 @@ def main():
             med = {k: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v),
                        max(r for _, _, r in v)) for k, v in got.items()}
             fw, fc, fr = med["floor"]
-            dw, dc, dr = med["diagnose"]
-            row = (f"| {name} ({label}) | {events:,} | {j} | {fw:.3f} s | {fc:.3f} s | "
-                   f"{fr / 2**20:.1f} MiB | {dw:.3f} s | {dc:.3f} s | {dr / 2**20:.1f} MiB | "
-                   f"{dw / fw:.2f}× | {(dr - fr) / events:.0f} B |")
-            if "repair" in med:
-                rw = med["repair"][0]
-                row += f" {rw:.3f} s ({rw / dw:.2f}×) |"
-            print(row, flush=True)
+            for b in binaries:
+                dw, dc, dr = med[("diagnose", b)]
+                row = (f"| {name} ({label}) | {events:,} | {j} | {Path(b).name} | {fw:.3f} s | "
+                       f"{fc:.3f} s | {fr / 2**20:.1f} MiB | {dw:.3f} s | {dc:.3f} s | "
+                       f"{dr / 2**20:.1f} MiB | {dw / fw:.2f}× | {(dr - fr) / events:.0f} B |")
+                if ("repair", b) in med:
+                    rw = med[("repair", b)][0]
+                    row += f" {rw:.3f} s ({rw / dw:.2f}×) |"
+                print(row, flush=True)
 
 
 if __name__ == "__main__":

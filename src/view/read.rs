@@ -108,6 +108,9 @@ thread_local! {
     pub static READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
+/// One event's read verdict, decided once.
+type Verdict = std::sync::OnceLock<Result<(), Box<ReadError>>>;
+
 /// From how many events a [`Reader`] decides every verdict up front, in
 /// parallel (below it, a store's conversations keep the threads busy).
 const JUDGE_AHEAD_FROM: usize = 4096;
@@ -122,7 +125,7 @@ pub struct Reader<'a> {
     /// Each event's verdict, decided on its first read: checks and repair
     /// planners ask the same question of every event many times.
     /// (The error is boxed: most events read, and a cell stays 16 bytes.)
-    verdicts: Box<[std::sync::OnceLock<Result<(), Box<ReadError>>>]>,
+    verdicts: Box<[Verdict]>,
     /// Indices whose indexed file is not spelled as the SDK rebuilds the
     /// path, while another file has that very name (a 5- and a 6-digit
     /// spelling of one event): the SDK reads that other file's bytes.
