@@ -165,11 +165,11 @@ pub struct Ctx<'a> {
 /// computed at most once per [`Ctx`], whoever asks first.
 #[derive(Default)]
 pub(crate) struct Shared {
-    pub false_roots: std::cell::OnceCell<Vec<false_root::FalseRoot>>,
-    pub head_lag: std::cell::OnceCell<Option<head_lag::Lag>>,
-    pub misparented: std::cell::OnceCell<Vec<misparented_recovery_error::Misparented>>,
-    pub crosses: std::cell::OnceCell<Vec<filename_id_mismatch::Cross>>,
-    pub strays: std::cell::OnceCell<bad_event_filename::Strays>,
+    pub false_roots: std::sync::OnceLock<Vec<false_root::FalseRoot>>,
+    pub head_lag: std::sync::OnceLock<Option<head_lag::Lag>>,
+    pub misparented: std::sync::OnceLock<Vec<misparented_recovery_error::Misparented>>,
+    pub crosses: std::sync::OnceLock<Vec<filename_id_mismatch::Cross>>,
+    pub strays: std::sync::OnceLock<bad_event_filename::Strays>,
 }
 
 impl<'a> Ctx<'a> {
@@ -426,9 +426,28 @@ pub fn gate(ctx: &Ctx) -> Option<crate::edit::Refused> {
 
 /// Run the selected checks; findings sorted worst first, then by file.
 pub fn run_all(ctx: &Ctx, selected: &dyn Fn(&str) -> bool) -> Vec<Finding> {
+    let chosen: Vec<&dyn Check> = REGISTRY
+        .iter()
+        .copied()
+        .filter(|c| selected(c.id()))
+        .collect();
     let mut out = Vec::new();
-    for check in REGISTRY {
-        if selected(check.id()) {
+    if ctx.index.len() >= PARALLEL_CHECKS_FROM && rayon::current_num_threads() > 1 {
+        // a long log: the checks run side by side on the pool (`-j`), each
+        // into its own list, gathered in the registry's order, so the
+        // findings are the same, in the same order, as one after another
+        use rayon::prelude::*;
+        let each: Vec<Vec<Finding>> = chosen
+            .par_iter()
+            .map(|check| {
+                let mut found = Vec::new();
+                check.run(ctx, &mut found);
+                found
+            })
+            .collect();
+        out = each.into_iter().flatten().collect();
+    } else {
+        for check in chosen {
             check.run(ctx, &mut out);
         }
     }
@@ -440,6 +459,10 @@ pub fn run_all(ctx: &Ctx, selected: &dyn Fn(&str) -> bool) -> Vec<Finding> {
     });
     out
 }
+
+/// From how many events a conversation's checks run in parallel (below
+/// it, a store's conversations already keep the threads busy).
+const PARALLEL_CHECKS_FROM: usize = 4096;
 
 pub use describe::describe_read_error;
 

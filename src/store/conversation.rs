@@ -466,6 +466,11 @@ impl RecordCache {
     }
 }
 
+/// How many entries of `events/` are read (in parallel) before they are
+/// gathered: enough to keep every thread busy, few enough that the chunk
+/// beside the gathered files costs little memory.
+const READ_CHUNK: usize = 8192;
+
 fn read_events(
     dir: &DirFd,
     version: Version,
@@ -536,80 +541,87 @@ fn read_events(
         Stray(StrayFile),
         Other(String),
     }
-    let entries: Vec<(bool, Entry, Option<String>)> = listed
-        .into_iter()
-        .chain(added)
-        .enumerate()
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .map(|(pos, (name, ft))| {
-            let rel = format!("events/{name}");
-            // `_count_events_on_disk` sees a directory (or a link to one) as
-            // `name/`, which does not end in `.json`: it is not counted.
-            let regular = ft.is_some_and(|t| t == rustix::fs::FileType::RegularFile);
-            let counted = counts_as_event_file(&name)
-                && (overlay.contains_key(&rel)
-                    || regular
-                    || !dir.stat(&rel).is_ok_and(|m| m.is_dir()));
-            let mut denied = None;
-            let entry = match parse_event_name(&name, wide_index) {
-                Some(n) => {
-                    let cached = (!overlay.files.contains_key(&rel))
-                        .then(|| cache.and_then(|c| c.0.get(overlay.source(&rel))))
-                        .flatten();
-                    let (record, mtime, size) = match cached {
-                        Some((record, mtime, size)) => (record.clone(), *mtime, *size),
-                        None => match read_listed(dir, Some(&held), &rel, overlay, regular) {
-                            Ok((bytes, mtime)) => (
-                                parse_event_for(&bytes, Some(version)),
-                                mtime,
-                                bytes.len() as u64,
-                            ),
-                            Err(e) => {
-                                if let ReadError::Access { message, .. } = &e {
-                                    denied = Some(message.clone());
-                                }
-                                (Err(e.into()), None, 0)
+    let read_one = |(pos, (name, ft)): (usize, (String, Option<rustix::fs::FileType>))| {
+        let rel = format!("events/{name}");
+        // `_count_events_on_disk` sees a directory (or a link to one) as
+        // `name/`, which does not end in `.json`: it is not counted.
+        let regular = ft.is_some_and(|t| t == rustix::fs::FileType::RegularFile);
+        let counted = counts_as_event_file(&name)
+            && (overlay.contains_key(&rel) || regular || !dir.stat(&rel).is_ok_and(|m| m.is_dir()));
+        let mut denied = None;
+        let entry = match parse_event_name(&name, wide_index) {
+            Some(n) => {
+                let cached = (!overlay.files.contains_key(&rel))
+                    .then(|| cache.and_then(|c| c.0.get(overlay.source(&rel))))
+                    .flatten();
+                let (record, mtime, size) = match cached {
+                    Some((record, mtime, size)) => (record.clone(), *mtime, *size),
+                    None => match read_listed(dir, Some(&held), &rel, overlay, regular) {
+                        Ok((bytes, mtime)) => (
+                            parse_event_for(&bytes, Some(version)),
+                            mtime,
+                            bytes.len() as u64,
+                        ),
+                        Err(e) => {
+                            if let ReadError::Access { message, .. } = &e {
+                                denied = Some(message.clone());
                             }
-                        },
-                    };
-                    Entry::File(EventFile {
-                        name,
-                        idx: n.idx,
-                        name_id: n.id,
-                        listing_pos: pos,
-                        record,
-                        mtime,
-                        size,
-                    })
-                }
-                None if counts_as_event_file(&name) => {
-                    let record = match dir.read_regular(&rel, false) {
-                        Ok((b, _)) => parse_event(&b).ok(),
-                        Err(ReadError::Access { message, .. }) => {
-                            denied = Some(message);
-                            None
+                            (Err(e.into()), None, 0)
                         }
-                        Err(_) => None,
-                    };
-                    Entry::Stray(StrayFile { name, record })
+                    },
+                };
+                Entry::File(EventFile {
+                    name,
+                    idx: n.idx,
+                    name_id: n.id,
+                    listing_pos: pos,
+                    record,
+                    mtime,
+                    size,
+                })
+            }
+            None if counts_as_event_file(&name) => {
+                let record = match dir.read_regular(&rel, false) {
+                    Ok((b, _)) => parse_event(&b).ok(),
+                    Err(ReadError::Access { message, .. }) => {
+                        denied = Some(message);
+                        None
+                    }
+                    Err(_) => None,
+                };
+                Entry::Stray(StrayFile { name, record })
+            }
+            None => Entry::Other(name),
+        };
+        (counted, entry, denied)
+    };
+    // In chunks, each read in parallel and then moved into `out`: only one
+    // chunk's entries wait beside the files (not a second copy of them all),
+    // and `out.files` is sized once.
+    let listed: Vec<(usize, (String, Option<rustix::fs::FileType>))> =
+        listed.into_iter().chain(added).enumerate().collect();
+    out.files.reserve_exact(listed.len());
+    let mut listed = listed.into_iter();
+    loop {
+        let chunk: Vec<_> = listed.by_ref().take(READ_CHUNK).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        let entries: Vec<(bool, Entry, Option<String>)> =
+            chunk.into_par_iter().map(read_one).collect();
+        for (counted, entry, denied) in entries {
+            out.access_errors.extend(denied);
+            out.on_disk += usize::from(counted);
+            match entry {
+                Entry::File(f) => out.files.push(f),
+                Entry::Stray(f) => out.stray.push(f),
+                Entry::Other(name) => {
+                    out.other.insert(name);
                 }
-                None => Entry::Other(name),
-            };
-            (counted, entry, denied)
-        })
-        .collect();
-    for (counted, entry, denied) in entries {
-        out.access_errors.extend(denied);
-        out.on_disk += usize::from(counted);
-        match entry {
-            Entry::File(f) => out.files.push(f),
-            Entry::Stray(f) => out.stray.push(f),
-            Entry::Other(name) => {
-                out.other.insert(name);
             }
         }
     }
+    out.files.shrink_to_fit();
     out.stray.sort_by(|a, b| a.name.cmp(&b.name));
     (out, Some(held))
 }

@@ -108,6 +108,13 @@ thread_local! {
     pub static READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
+/// One event's read verdict, decided once.
+type Verdict = std::sync::OnceLock<Result<(), Box<ReadError>>>;
+
+/// From how many events a [`Reader`] decides every verdict up front, in
+/// parallel (below it, a store's conversations keep the threads busy).
+const JUDGE_AHEAD_FROM: usize = 4096;
+
 pub struct Reader<'a> {
     pub conv: &'a Conversation,
     pub index: &'a Index,
@@ -117,7 +124,8 @@ pub struct Reader<'a> {
     client_tools: HashSet<String>,
     /// Each event's verdict, decided on its first read: checks and repair
     /// planners ask the same question of every event many times.
-    verdicts: Box<[std::sync::OnceLock<Result<(), ReadError>>]>,
+    /// (The error is boxed: most events read, and a cell stays 16 bytes.)
+    verdicts: Box<[Verdict]>,
     /// Indices whose indexed file is not spelled as the SDK rebuilds the
     /// path, while another file has that very name (a 5- and a 6-digit
     /// spelling of one event): the SDK reads that other file's bytes.
@@ -180,7 +188,7 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        Reader {
+        let reader = Reader {
             conv,
             index,
             version,
@@ -191,7 +199,21 @@ impl<'a> Reader<'a> {
                 .collect(),
             redirect,
             readable_before: std::sync::OnceLock::new(),
+        };
+        if reader.len() >= JUDGE_AHEAD_FROM && rayon::current_num_threads() > 1 {
+            // a long log: every event's verdict is decided now, on every
+            // thread of the pool (`-j`); each is what its first read
+            // would decide
+            use rayon::prelude::*;
+            reader
+                .verdicts
+                .par_iter()
+                .enumerate()
+                .for_each(|(i, cell)| {
+                    cell.get_or_init(|| reader.judge(i).map(|_| ()).map_err(Box::new));
+                });
         }
+        reader
     }
 
     pub fn len(&self) -> usize {
@@ -280,7 +302,7 @@ impl<'a> Reader<'a> {
         #[cfg(test)]
         READS.with(|c| c.set(c.get() + 1));
         let verdict = match self.verdicts.get(idx) {
-            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ())),
+            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ()).map_err(Box::new)),
             None => return self.judge(idx),
         };
         match verdict {
@@ -289,7 +311,7 @@ impl<'a> Reader<'a> {
                 .record
                 .as_ref()
                 .expect("a readable event has a record")),
-            Err(e) => Err(e.clone()),
+            Err(e) => Err(ReadError::clone(e)),
         }
     }
 
@@ -299,7 +321,9 @@ impl<'a> Reader<'a> {
         #[cfg(test)]
         READS.with(|c| c.set(c.get() + 1));
         match self.verdicts.get(idx) {
-            Some(cell) => cell.get_or_init(|| self.judge(idx).map(|_| ())).is_ok(),
+            Some(cell) => cell
+                .get_or_init(|| self.judge(idx).map(|_| ()).map_err(Box::new))
+                .is_ok(),
             None => self.judge(idx).is_ok(),
         }
     }
