@@ -466,3 +466,28 @@ fn a_thread_a_client_is_writing_now_is_refused() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(std::fs::read(&f).unwrap() != before);
 }
+
+/// The repair's JSON (src/render/sessions.rs, shared with Claude Code): one
+/// document with `sessions` and `summary`, or a line per rollout then the
+/// summary, each parseable.
+#[test]
+fn repair_json_and_jsonl_are_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, _) = home_with(tmp.path(), "no-meta");
+    let h = home.to_str().unwrap();
+    let (code, out, err) = cli(&["repair", "--dry-run", "--format", "json", h]);
+    assert_eq!(code, 1, "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON document");
+    let sessions = doc["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{out}");
+    assert!(doc["summary"].is_object(), "{out}");
+    let (code, out, err) = cli(&["repair", "--dry-run", "--format", "jsonl", h]);
+    assert_eq!(code, 1, "{out}{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line a document"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[1]["summary"].is_object(), "{out}");
+    assert!(lines[0].get("summary").is_none(), "{out}");
+}

@@ -72,34 +72,12 @@ pub fn repair_summary(w: &mut dyn Write, s: &Summary) -> io::Result<()> {
 }
 
 /// `--format json` (one document) or `jsonl` (a line per rollout, then the
-/// summary). The edits' line texts are left out (no content in JSON).
+/// summary): [`super::sessions::repair_json`].
 pub fn repair_json(
     w: &mut dyn Write,
     outcomes: &[Outcome],
     s: &Summary,
     lines: bool,
 ) -> io::Result<()> {
-    if lines {
-        for o in outcomes {
-            writeln!(w, "{}", o.redactor.redact(&to_json(o)?))?;
-        }
-        writeln!(w, "{{\"summary\":{}}}", redact_all(&to_json(s)?))?;
-    } else {
-        let mut body = String::from("{\"sessions\":[");
-        for (i, o) in outcomes.iter().enumerate() {
-            if i > 0 {
-                body.push(',');
-            }
-            body.push_str(&o.redactor.redact(&to_json(o)?));
-        }
-        body.push_str("],\"summary\":");
-        body.push_str(&redact_all(&to_json(s)?));
-        body.push('}');
-        writeln!(w, "{body}")?;
-    }
-    Ok(())
-}
-
-fn to_json<T: serde::Serialize>(v: &T) -> io::Result<String> {
-    serde_json::to_string(v).map_err(io::Error::other)
+    super::sessions::repair_json(w, outcomes, |o| &o.redactor, s, lines)
 }

@@ -11,6 +11,7 @@ pub mod progress;
 pub mod prometheus;
 pub mod repair;
 pub mod runs;
+pub mod sessions;
 pub mod tree;
 
 use std::collections::BTreeMap;
