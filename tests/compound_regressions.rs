@@ -472,6 +472,21 @@ fn diagnose_calls_fixable_what_a_repair_dry_run_plans_to_fix() {
                 "{name}: diagnose fixable {fixable:?} (marked {marked}) + {more:?} with --unsafe-fixes; repair --dry-run clears {s_n}, with --unsafe-fixes {a_n}"
             ));
         }
+        // a run that clears nothing changes nothing (a count marker or one
+        // copy of a doubled index taken out alone, issue 23's fuzzer)
+        let changes = |doc: &Value| {
+            doc["conversations"][0]["planned"]
+                .as_array()
+                .map_or(0, Vec::len)
+        };
+        for (mode, doc, n) in [("", &safe, s_n), (" --unsafe-fixes", &all, a_n)] {
+            if n == 0 && changes(doc) > 0 {
+                wrong.push(format!(
+                    "{name}: repair --dry-run{mode} plans {} changes and clears no finding",
+                    changes(doc)
+                ));
+            }
+        }
         let (_, human, _) = common::run(&["diagnose", s(&conv)], &[]);
         if a_n > s_n && !human.contains("--unsafe-fixes") {
             wrong.push(format!(
