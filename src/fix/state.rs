@@ -513,19 +513,25 @@ impl Virtual {
             .iter()
             .filter_map(|m| m.to.clone().map(|t| (m.rel.clone(), t)))
             .collect();
+        // each name is the source of one rename and the target of at most
+        // one: the renames make paths and cycles, each walked once
         let mut in_cycle: std::collections::HashSet<String> = Default::default();
+        let mut seen: std::collections::HashSet<&String> = Default::default();
         for start in to_of.keys() {
+            if !seen.insert(start) {
+                continue;
+            }
+            let mut walk = vec![start];
             let mut at = start;
-            let mut steps = 0;
             while let Some(next) = to_of.get(at) {
-                steps += 1;
                 if next == start {
-                    in_cycle.insert(start.clone());
+                    in_cycle.extend(walk.iter().map(|s| (*s).clone()));
                     break;
                 }
-                if steps > to_of.len() {
-                    break;
+                if !seen.insert(next) {
+                    break; // a path met before (no cycle runs through it)
                 }
+                walk.push(next);
                 at = next;
             }
         }
@@ -562,18 +568,86 @@ impl Virtual {
 /// Each rename after the one that moves away the file under its new name
 /// (no cycles: [`Virtual::untie_cycles`] took them out); otherwise the
 /// order given.
-fn order_chains(moves: &mut Vec<Move>) {
-    let mut pending: Vec<Move> = std::mem::take(moves);
-    while !pending.is_empty() {
-        let sources: std::collections::HashSet<String> = pending
-            .iter()
-            .filter(|m| m.to.is_some())
-            .map(|m| m.rel.clone())
+fn order_chains(moves: &mut [Move]) {
+    let to_of: HashMap<&str, &str> = moves
+        .iter()
+        .filter_map(|m| Some((m.rel.as_str(), m.to.as_deref()?)))
+        .collect();
+    // how many renames must go before it: its new name's own rename, and
+    // so on down the chain (memoised: each link counted once)
+    let mut depth: HashMap<&str, usize> = HashMap::new();
+    for &start in to_of.keys() {
+        let mut chain = Vec::new();
+        let mut at = start;
+        let base = loop {
+            if let Some(&d) = depth.get(at) {
+                break d + 1;
+            }
+            chain.push(at);
+            if chain.len() > to_of.len() {
+                break 0; // a cycle ([`Virtual::untie_cycles`] takes them out first)
+            }
+            match to_of.get(at) {
+                Some(next) if to_of.contains_key(next) => at = next,
+                _ => break 0,
+            }
+        };
+        for (k, name) in chain.iter().rev().enumerate() {
+            depth.insert(name, base + k);
+        }
+    }
+    let depth: HashMap<String, usize> =
+        depth.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    // stable: among equals, the order given
+    moves.sort_by_key(|m| {
+        m.to.as_ref()
+            .map_or(0, |_| 1 + depth.get(&m.rel).copied().unwrap_or(0))
+    });
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::*;
+
+    fn rename(from: &str, to: &str) -> Move {
+        Move {
+            rel: from.into(),
+            to: Some(to.into()),
+            sha256: String::new(),
+            seen: None,
+            bytes: None,
+            checks: Vec::new(),
+            what: String::new(),
+        }
+    }
+
+    /// A renumbering of 100,000 files each into the name the next one
+    /// leaves (given in the worst order) goes tail first, every new name
+    /// free when its rename runs; one walk per link.
+    #[test]
+    fn a_long_chain_goes_tail_first() {
+        let n = 100_000;
+        let name = |i: usize| format!("events/e{i:06}");
+        let mut moves: Vec<Move> = (1..=n)
+            .rev()
+            .map(|i| rename(&name(i), &name(i - 1)))
             .collect();
-        let ready = pending
-            .iter()
-            .position(|m| m.to.as_ref().is_none_or(|t| !sources.contains(t)))
-            .unwrap_or(0);
-        moves.push(pending.remove(ready));
+        moves.push(Move {
+            to: None,
+            ..rename("events/gone", "x")
+        });
+        order_chains(&mut moves);
+        assert!(moves[0].to.is_none(), "a file taken out goes first");
+        let mut present: std::collections::HashSet<String> = (1..=n).map(name).collect();
+        for m in &moves[1..] {
+            let to = m.to.clone().unwrap();
+            assert!(
+                !present.contains(&to),
+                "{to} still taken when {} moves",
+                m.rel
+            );
+            present.remove(&m.rel);
+            present.insert(to);
+        }
     }
 }

@@ -386,6 +386,8 @@ fn prepare<'a>(
     // Moves: each file must still hold the bytes planned, have one link,
     // and its new name must be free.
     let mut moves = Vec::new();
+    let moved_away: std::collections::HashSet<&str> =
+        plan.moves.iter().map(|o| o.rel.as_str()).collect();
     for m in &plan.moves {
         let planned = match (&m.bytes, &m.seen) {
             (Some(b), _) => Planned::Bytes(b),
@@ -403,7 +405,7 @@ fn prepare<'a>(
                 }
                 // free, or freed first: files taken out go before renames,
                 // and a rename after the one that moves its new name away
-                let freed = plan.moves.iter().any(|o| o.rel == *to);
+                let freed = moved_away.contains(to.as_str());
                 if !freed && rfs::statat(&dir, tname.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
                     return Err(format!("{to} already exists; nothing was changed"));
                 }
