@@ -101,6 +101,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let files = &ctx.conv.events.files;
     let in_a_file: std::collections::HashSet<&str> =
         files.iter().map(|f| f.name_id.as_str()).collect();
+    let mut answered: Option<Answered> = None;
     for i in 0..ctx.reader.len() {
         let Some(rec) = ctx.reader.record(i) else {
             continue;
@@ -119,16 +120,10 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             );
             continue;
         }
-        let Some(t) = ctx.reader.readable_before(i) else {
+        let Some(mut t) = ctx.reader.readable_before(i) else {
             p.leave(rel, "no readable event before it to re-link it to");
             continue;
         };
-        let tid = ctx.reader.id(t).to_string();
-        let what = format!(
-            "re-link event {} (its parent is in no file) to the event before it, {} ({tid})",
-            ix(i),
-            ix(t)
-        );
         // an observation names its action twice, as parent and as the
         // action it answers: re-linked to the action that made its tool
         // call, it answers that one too, or the SDK finds the call
@@ -139,6 +134,46 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             && ctx.reader.record(t).is_some_and(|a| {
                 a.kind == crate::kinds::ACTION && a.tool_call_id == rec.tool_call_id
             });
+        // past a tool call whose result is in no readable file: under it,
+        // the event would leave the call open on its branch, and the agent
+        // runs such a call again at its next step
+        let mut passed = Vec::new();
+        if !answers_it {
+            let answered = answered.get_or_insert_with(|| Answered::of(ctx));
+            while ctx
+                .reader
+                .read(t)
+                .is_ok_and(|a| super::tool_calls::executable(a) && !answered.answers(ctx, t))
+            {
+                passed.push(t);
+                match ctx.reader.readable_before(t) {
+                    Some(before) => t = before,
+                    None => break,
+                }
+            }
+            if passed.last() == Some(&t) {
+                p.leave(
+                    rel,
+                    "every readable event before it is a tool call whose result is in no file: re-linked there, the agent would run that tool again",
+                );
+                continue;
+            }
+        }
+        let tid = ctx.reader.id(t).to_string();
+        let what = if passed.is_empty() {
+            format!(
+                "re-link event {} (its parent is in no file) to the event before it, {} ({tid})",
+                ix(i),
+                ix(t)
+            )
+        } else {
+            let list = passed.iter().map(|&a| ix(a)).collect::<Vec<_>>().join(", ");
+            format!(
+                "re-link event {} (its parent is in no file) to {} ({tid}), the readable event before it that is no unanswered tool call (past {list}, whose result is in no file: the agent would run that tool again)",
+                ix(i),
+                ix(t)
+            )
+        };
         p.relink(rel.clone(), &tid, crate::edit::Safety::Unsafe, what);
         if answers_it {
             p.set(
@@ -153,5 +188,40 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 ),
             );
         }
+    }
+}
+
+/// The actions and tool calls some readable event of the log answers
+/// ([`super::tool_calls::answer`]'s rule), anywhere in it.
+struct Answered<'c> {
+    actions: std::collections::HashSet<&'c str>,
+    calls: std::collections::HashSet<&'c str>,
+}
+
+impl<'c> Answered<'c> {
+    fn of(ctx: &'c Ctx) -> Answered<'c> {
+        let mut a = Answered {
+            actions: Default::default(),
+            calls: Default::default(),
+        };
+        for j in 0..ctx.reader.len() {
+            match ctx.reader.read(j).ok().and_then(super::tool_calls::answer) {
+                Some(super::tool_calls::Answer::Action(id)) => a.actions.insert(id),
+                Some(super::tool_calls::Answer::Call(tc)) => a.calls.insert(tc),
+                None => false,
+            };
+        }
+        a
+    }
+
+    /// Whether the action at `i` has an answer somewhere.
+    fn answers(&self, ctx: &Ctx, i: usize) -> bool {
+        self.actions.contains(ctx.reader.id(i))
+            || ctx
+                .reader
+                .read(i)
+                .ok()
+                .and_then(|r| r.tool_call_id.as_deref())
+                .is_some_and(|tc| self.calls.contains(tc))
     }
 }

@@ -42,7 +42,10 @@ Repair
   refuses an unknown parent): when only the contents trading places fits
   that, each JSON goes back into the file named for it (safe: every byte
   stays); when only the names trading places fits it, each file is renamed
-  to its JSON id at its index; when both or neither fit, a human decides."
+  to its JSON id at its index; when both or neither fit, a human decides.
+  Contents put back when one of them cannot be read are unsafe (only with
+  `repair --unsafe-fixes`): that JSON is then set aside in the file named
+  for it, at its own index, where its placeholder belongs."
     }
 
     fn repair(&self) -> Repair {
@@ -119,10 +122,13 @@ fn find_crosses(ctx: &Ctx) -> Vec<Cross> {
     let n = r.len();
     let json = |i: usize| r.record(i).and_then(|rec| rec.id.as_deref());
     let mismatched = |i: usize| json(i).is_some_and(|j| j != r.id(i));
-    // name ids held by one file only, and JSON ids held by one file only
+    // among the files whose two ids differ, name ids held by one file only,
+    // and JSON ids held by one file only (a file whose ids agree is no part
+    // of a round; its id also held by a member is `duplicate-event-id`'s,
+    // decided once the round is put back)
     let mut names: HashMap<&str, Option<usize>> = HashMap::new();
     let mut jsons: HashMap<&str, Option<usize>> = HashMap::new();
-    for i in 0..n {
+    for i in (0..n).filter(|&i| mismatched(i)) {
         names
             .entry(r.id(i))
             .and_modify(|e| *e = None)
@@ -168,6 +174,13 @@ fn find_crosses(ctx: &Ctx) -> Vec<Cross> {
     out
 }
 
+/// The member of a round named for the JSON id of its `k`-th member: the
+/// next one, as [`Cross::members`] go (each holds the JSON the next is named
+/// for).
+fn home(members: &[usize], k: usize) -> usize {
+    members[(k + 1) % members.len()]
+}
+
 /// Events by the ids they link to (`parent_id`, `action_id`).
 type LinksInto<'a> = std::collections::HashMap<&'a str, Vec<usize>>;
 
@@ -204,11 +217,12 @@ fn reading(ctx: &Ctx, members: &[usize], into: &LinksInto) -> Option<Reading> {
         // the index each JSON id of the cross ends at
         let at: HashMap<&str, usize> = members
             .iter()
-            .filter_map(|&m| {
+            .enumerate()
+            .filter_map(|(k, &m)| {
                 let j = json(m)?;
                 Some(match how {
                     Reading::NamesMoved => (j, m),
-                    Reading::ContentsMoved => (j, *r.index.id_to_idx.get(j)?),
+                    Reading::ContentsMoved => (j, home(members, k)),
                 })
             })
             .collect();
@@ -260,36 +274,40 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             }
             continue;
         };
-        // all the cross's files or none: a content this release cannot read
-        // would be put back only half (the proof refuses the file that gets
-        // it), leaving one event's JSON in two files and the other's in none
-        if let Some(&bad) = c.members.iter().find(|&&m| ctx.reader.read(m).is_err()) {
-            for &m in &c.members {
-                p.leave(
-                    ctx.event_path(m),
-                    format!("events {list} each hold the JSON another of them is named for, but event {} cannot be read by SDK {}: repair that first, then they are put back together", ix(bad), ctx.reader.kinds.source),
-                );
-            }
-            continue;
-        }
-        for &m in &c.members {
+        // A content this release cannot read is put back with the others
+        // (all the cross's files or none), before anything makes it readable:
+        // its placeholder then goes into the file named for it, at its index.
+        // That placeholder is an unsafe repair: without it the put-back
+        // would only move an unreadable JSON, so it is unsafe too.
+        let bad = c.members.iter().find(|&&m| ctx.reader.read(m).is_err());
+        let (safety, after) = match bad {
+            Some(&b) => (
+                Safety::Unsafe,
+                format!(
+                    "; event {}'s JSON cannot be read by SDK {}, and is made readable in the file named for it",
+                    ix(b),
+                    ctx.reader.kinds.source
+                ),
+            ),
+            None => (Safety::Safe, String::new()),
+        };
+        for (k, &m) in c.members.iter().enumerate() {
             let Some(j) = ctx.reader.record(m).and_then(|rec| rec.id.as_deref()) else {
                 continue;
             };
             match reading {
                 Reading::ContentsMoved => {
-                    let Some(&home) = ctx.reader.index.id_to_idx.get(j) else {
-                        continue;
-                    };
+                    let home = home(&c.members, k);
                     let Some(bytes) = ctx.conv.bytes(&ctx.event_path(m)) else {
                         continue;
                     };
-                    p.push(
+                    p.push_in(
+                        crate::edit::Phase::Index,
                         ctx.event_path(home),
                         Action::Replace(bytes),
-                        Safety::Safe,
+                        safety,
                         format!(
-                            "put event {j}'s JSON back into event {}'s file, the one named for it (events {list} had each other's contents; every byte stays, the links then point back in order)",
+                            "put event {j}'s JSON back into event {}'s file, the one named for it (events {list} had each other's contents; every byte stays, the links then point back in order{after})",
                             ix(home)
                         ),
                     );

@@ -61,7 +61,7 @@ pub mod v0_row;
 mod meta_repair;
 pub mod repairs;
 mod set_aside;
-mod tool_calls;
+pub(crate) mod tool_calls;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]

@@ -17,6 +17,9 @@ pub struct OutOfOrder;
 /// is not two files out of order).
 const MAX_CANDIDATES: usize = 24;
 
+/// How far from a traded slot a known timestamp is looked for.
+const NEAR: usize = 16;
+
 /// What the log shows.
 #[derive(Clone, Debug)]
 pub struct Disorder {
@@ -70,14 +73,18 @@ pub fn find(ctx: &Ctx) -> Option<Disorder> {
     }
     let ts = |i: usize| r.record(i).and_then(|rec| rec.timestamp.as_deref());
     // candidates: the ends of forward links, and both sides of every place
-    // the timestamps run backwards
+    // the timestamps run backwards (from one known timestamp to the next:
+    // an event that cannot be read tells none)
     let mut cand: Vec<usize> = forward.iter().flat_map(|&(a, b)| [a, b]).collect();
-    for i in 0..n.saturating_sub(1) {
-        if let (Some(a), Some(b)) = (ts(i), ts(i + 1)) {
+    let mut prev: Option<(usize, &str)> = None;
+    for i in 0..n {
+        let Some(b) = ts(i) else { continue };
+        if let Some((j, a)) = prev {
             if a > b {
-                cand.extend([i, i + 1]);
+                cand.extend([j, i]);
             }
         }
+        prev = Some((i, b));
     }
     cand.sort_unstable();
     cand.dedup();
@@ -162,13 +169,15 @@ fn swap_fits<'a>(
         return false;
     }
     // the timestamps at each slot after the trade: no later than the next
-    // file's, no earlier than the previous one's (where both are known)
+    // known one, no earlier than the previous known one (a file that cannot
+    // be read tells none; a few slots away at most)
     let at = |slot: usize| ts(moved(slot));
     let n = r.len();
+    let near = |slots: &mut dyn Iterator<Item = usize>| slots.take(NEAR).find_map(at);
     [x, y].iter().all(|&slot| {
         let me = at(slot);
-        let before = slot.checked_sub(1).and_then(&at);
-        let after = (slot + 1 < n).then(|| at(slot + 1)).flatten();
+        let before = near(&mut (0..slot).rev());
+        let after = near(&mut (slot + 1..n));
         me.is_some() && before.is_none_or(|b| Some(b) <= me) && after.is_none_or(|a| me <= Some(a))
     })
 }

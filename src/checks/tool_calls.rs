@@ -51,6 +51,65 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
     out
 }
 
+/// An executable action that no later event of the agent's branch
+/// answers ([`unmatched`]), with what follows it there and where an answer
+/// to it is, off the branch.
+pub struct OpenCall {
+    /// The action (its position).
+    pub action: usize,
+    /// The event after it on the branch: the conversation went on past the
+    /// call. `None` when the action is the branch's last event, a call
+    /// still pending.
+    pub next: Option<usize>,
+    /// A readable event off the branch that answers it, if any.
+    pub answer_elsewhere: Option<usize>,
+}
+
+/// The tool calls left open on `branch` (positions, root first). Reads the
+/// log once more only when there is one.
+pub fn open_calls(ctx: &Ctx, branch: &[usize]) -> Vec<OpenCall> {
+    let open = unmatched(ctx, branch);
+    if open.is_empty() {
+        return Vec::new();
+    }
+    let at: std::collections::HashMap<usize, usize> =
+        branch.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let mut out: Vec<OpenCall> = open
+        .iter()
+        .map(|&a| OpenCall {
+            action: a,
+            next: at.get(&a).and_then(|&k| branch.get(k + 1)).copied(),
+            answer_elsewhere: None,
+        })
+        .collect();
+    // the open calls by what would answer them: the action's id, its call
+    let mut by_action: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    let mut by_call: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (k, &a) in open.iter().enumerate() {
+        by_action.entry(ctx.reader.id(a)).or_default().push(k);
+        if let Some(tc) = ctx
+            .reader
+            .read(a)
+            .ok()
+            .and_then(|r| r.tool_call_id.as_deref())
+        {
+            by_call.entry(tc).or_default().push(k);
+        }
+    }
+    for j in (0..ctx.reader.len()).filter(|j| !at.contains_key(j)) {
+        let Ok(r) = ctx.reader.read(j) else { continue };
+        let ks = match answer(r) {
+            Some(Answer::Action(id)) => by_action.get(id),
+            Some(Answer::Call(tc)) => by_call.get(tc),
+            None => None,
+        };
+        for &k in ks.into_iter().flatten() {
+            out[k].answer_elsewhere.get_or_insert(j);
+        }
+    }
+    out
+}
+
 /// What an event answers, by the SDK's rule (`get_unmatched_actions`,
 /// conversation/state.py): an observation or a rejection names the action
 /// by `action_id` (its `tool_call_id` does not count), an AgentErrorEvent

@@ -262,6 +262,23 @@ impl<'s> Proposals<'s> {
         });
     }
 
+    /// [`Proposals::push`], in an earlier `phase` than the check declares
+    /// (a change that moves events between indexes without renaming a
+    /// file: contents put back into the files named for them).
+    pub fn push_in(
+        &mut self,
+        phase: Phase,
+        file: impl Into<String>,
+        action: Action,
+        safety: Safety,
+        what: String,
+    ) {
+        self.push(file, action, safety, what);
+        if let Some(c) = self.changes.last_mut() {
+            c.declared = c.declared.min(phase);
+        }
+    }
+
     /// Set (or add) the value at `pointer` of `file`.
     pub fn set(
         &mut self,

@@ -25,6 +25,9 @@ pub struct Touch {
     pub replaced: bool,
     /// The file whose owner and mode a created file takes.
     pub like: Option<String>,
+    /// Some change gave it its parent: a `parent_id` set, or its content
+    /// written whole (a placeholder, a JSON put back, a new event).
+    pub linked: bool,
 }
 
 impl Touch {
@@ -40,6 +43,11 @@ impl Touch {
             list.push(c.what.clone());
         }
         self.unsafe_change |= c.safety == Safety::Unsafe;
+        self.linked |= match &c.action {
+            Action::Patch { pointer, .. } => pointer == "/parent_id",
+            Action::Replace(_) | Action::Create { .. } => true,
+            Action::Rename(_) | Action::Remove => false,
+        };
     }
 }
 

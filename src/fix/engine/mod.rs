@@ -41,6 +41,8 @@ struct Pass {
     branch: Option<Vec<String>>,
     /// Current names of the log's events the SDK cannot read.
     unreadable: HashSet<String>,
+    /// The tool calls left open on the agent's branch.
+    open: Vec<OpenCall>,
     /// The gate that holds on what this pass read, if any.
     gate: Option<Refused>,
     changes: Vec<Change>,
@@ -57,6 +59,18 @@ struct Setup<'a> {
     opts: &'a RepairOptions<'a>,
     version: Version,
     given: bool,
+}
+
+/// A tool call no later event of the agent's branch answers (see
+/// [`checks::tool_calls::open_calls`]), by current file names.
+struct OpenCall {
+    /// The action's id and its file.
+    action: String,
+    file: String,
+    /// The file of the event after it on the branch.
+    next: Option<String>,
+    /// The file of a readable answer off the branch.
+    answer_elsewhere: Option<String>,
 }
 
 /// A check whose repair failed a proof, and why.
@@ -82,6 +96,18 @@ fn run_pass(a: &Analysis, s: &Setup, blocked: &BTreeMap<&'static str, String>) -
             .map(|&i| ctx.reader.id(i).to_string())
             .collect::<Vec<_>>()
     });
+    let open = match &ctx.views.agent {
+        Ok(b) => checks::tool_calls::open_calls(&ctx, b)
+            .into_iter()
+            .map(|o| OpenCall {
+                action: ctx.reader.id(o.action).to_string(),
+                file: ctx.event_path(o.action),
+                next: o.next.map(|i| ctx.event_path(i)),
+                answer_elsewhere: o.answer_elsewhere.map(|i| ctx.event_path(i)),
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     let unreadable = (0..ctx.reader.len())
         .filter(|&i| ctx.reader.read(i).is_err())
         .map(|i| ctx.event_path(i))
@@ -101,6 +127,7 @@ fn run_pass(a: &Analysis, s: &Setup, blocked: &BTreeMap<&'static str, String>) -
         report,
         branch,
         unreadable,
+        open,
         gate: checks::gate(&ctx),
         changes: p.changes,
         left: p.left,
@@ -165,12 +192,27 @@ pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
         match attempt {
             Ok(r) => break Some(r),
             Err(off) => {
-                let fresh: Vec<&'static str> = off
+                let mut fresh: Vec<&'static str> = off
                     .checks
                     .iter()
                     .copied()
                     .filter(|c| !blocked.contains_key(c))
                     .collect();
+                // of several to blame, the unsafe repairs go first: what the
+                // safe ones do alone is what a safe run would prove, so an
+                // unsafe run never does less than it
+                let unsafe_ones: Vec<&'static str> = fresh
+                    .iter()
+                    .copied()
+                    .filter(|c| {
+                        checks::find(c).is_some_and(|k| {
+                            k.repair().applicability == checks::Applicability::Unsafe
+                        })
+                    })
+                    .collect();
+                if opts.unsafe_fixes && !unsafe_ones.is_empty() && unsafe_ones.len() < fresh.len() {
+                    fresh = unsafe_ones;
+                }
                 if fresh.is_empty() || restarts == MAX_RESTARTS {
                     plan.refused = Some(Refused::new(
                         Refusal::Proof,

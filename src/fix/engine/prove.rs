@@ -1,7 +1,8 @@
 //! Prove: the final state of a run against the original folder. No new
 //! error, no event of the agent's branch lost (but those taken out), no
-//! view shrinking beyond what was taken out, every placeholder and every
-//! new event readable. A proof that fails names the checks whose changes
+//! view shrinking beyond what was taken out, no tool call left open on the
+//! agent's branch by the repair, every placeholder and every new event
+//! readable. A proof that fails names the checks whose changes
 //! it holds to blame.
 
 use std::collections::HashSet;
@@ -106,7 +107,43 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
             why: format!("the repair would shrink the UI's view from {b} to {a} events"),
         });
     }
-    // 3. every placeholder is an event the release reads
+    // 3. no tool call left open on the agent's branch by the repair: the
+    // agent executes such an action again at its next step
+    // (`tool_calls::open_calls`)
+    let open_before: HashSet<&str> = match &before.branch {
+        Some(_) => before.open.iter().map(|o| o.action.as_str()).collect(),
+        None => HashSet::new(),
+    };
+    for o in after
+        .open
+        .iter()
+        .filter(|o| !open_before.contains(o.action.as_str()))
+    {
+        // the conversation goes on past the call through a link this run
+        // made, into the call or out of its action
+        let linked = |f: &String| r.v.touched.get(&orig(f)).filter(|t| t.linked);
+        if let Some(next) = &o.next {
+            if let Some(t) = linked(next).or_else(|| linked(&o.file)) {
+                return Err(Offence {
+                    checks: t.checks.clone(),
+                    why: format!(
+                        "the repair would link {next} after the tool call of {}, which nothing on the agent's branch answers: the agent would run that tool again",
+                        o.file
+                    ),
+                });
+            }
+        }
+        if let Some(answer) = &o.answer_elsewhere {
+            return Err(Offence {
+                checks: all_checks(),
+                why: format!(
+                    "the repair would leave the tool call of {} open on the agent's branch while its result ({answer}) is off it: the agent would run that tool again",
+                    o.file
+                ),
+            });
+        }
+    }
+    // 4. every placeholder is an event the release reads
     let now_at: std::collections::HashMap<&String, &String> =
         r.v.overlay.renamed.iter().map(|(n, o)| (o, n)).collect();
     for (file, t) in &r.v.touched {
