@@ -45,7 +45,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     let selected = select(&args.scan.only, &args.scan.skip)?;
     let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
     let color = color && args.format == render::Format::Human;
-    let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
+    let mut out = Output::new(args.run.output_file.as_deref(), args.run.quiet)?;
     let mut renderer = render::renderer(args.format, color);
     let mut summary = Summary::default();
     // An error that ends the run is still a report: every format, `-o`
@@ -93,14 +93,14 @@ fn run_scan(
     summary: &mut Summary,
 ) -> anyhow::Result<Ran> {
     let (selected, cutoff) = (filters.selected, filters.cutoff);
-    let pool = super::pool(args.jobs)?;
+    let pool = super::pool(args.run.jobs)?;
     let events = args.events && shows_events(args.format);
     if args.events && !events {
         render::warning("--events lists events in the human, json and jsonl formats only; ignored");
     }
     let opts = Options {
-        version: args.server_version.unwrap_or(crate::version::NEWEST),
-        version_given: args.server_version.is_some(),
+        version: args.rules.server_version.unwrap_or(crate::version::NEWEST),
+        version_given: args.rules.server_version.is_some(),
         selected,
         event_list: events,
     };
@@ -127,13 +127,13 @@ fn run_scan(
     let (codex, paths) = codex_paths(paths, summary);
     let (claude, paths) = claude_paths(paths, summary);
     let sources = open_sources(args, defaults.as_ref(), summary)?;
-    if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
+    if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.scan.allow_empty {
         summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
     let scan = if paths.is_empty() && !(claude.is_empty() && codex.is_empty()) {
         scan::Scan::default()
     } else {
-        scan::discover(&paths, args.allow_empty)
+        scan::discover(&paths, args.scan.allow_empty)
     };
     summary.notes.extend(scan.notes);
     for e in scan.errors {
@@ -179,10 +179,10 @@ fn run_scan(
         ExitStatus::Success
     };
 
-    let fail = threshold(args.fail_on);
+    let fail = threshold(args.rules.fail_on);
     // shared with the progress bar's counting thread, not copied
     let list: std::sync::Arc<[PathBuf]> = list.into();
-    let mut progress = Progress::new(&list, !args.quiet);
+    let mut progress = Progress::new(&list, !args.run.quiet);
     let mut write_error: Option<io::Error> = None;
     let work = |i: usize| {
         let dir = &list[i];
@@ -264,7 +264,7 @@ fn run_scan(
             status = ExitStatus::Findings;
         }
         summary.add(&report);
-        if args.hide_clean && hidden_as_clean(&report, args.fail_on) {
+        if args.hide_clean && hidden_as_clean(&report, args.rules.fail_on) {
             return true;
         }
         match progress.suspend(|| renderer.conversation(out, &report)) {
@@ -357,7 +357,7 @@ fn wanted(
     sources: Option<&crate::appserver::Sources>,
     summary: &mut Summary,
 ) -> Option<Wanted> {
-    if args.ids.is_empty() {
+    if args.scan.ids.is_empty() {
         return None;
     }
     let mut known: std::collections::BTreeSet<String> = list
@@ -367,7 +367,7 @@ fn wanted(
     if let Some(src) = sources {
         known.extend(src.record_ids(&Default::default()));
     }
-    let (w, errors) = Wanted::resolve(&args.ids, &known);
+    let (w, errors) = Wanted::resolve(&args.scan.ids, &known);
     for e in errors {
         summary.fail(e);
     }

@@ -46,7 +46,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     }
     let selected = select(&args.scan.only, &args.scan.skip)?;
     let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
-    let pool = super::pool(args.jobs)?;
+    let pool = super::pool(args.run.jobs)?;
     // Codex rollouts (src/codex/): their own repair, all or none of the
     // PATHs (looked for first: a rollout is a `.jsonl` file too)
     let codex: Vec<_> = args.paths.iter().map(|p| crate::codex::shape(p)).collect();
@@ -89,7 +89,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     }
     let unsafe_fixes = args.unsafe_fixes || args.accept_ambiguous;
     let options = || RepairOptions {
-        server_version: args.server_version,
+        server_version: args.rules.server_version,
         selected: &selected,
         unsafe_fixes,
     };
@@ -110,9 +110,9 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
             );
         }
     }
-    let mut w = Output::new(args.output_file.as_deref(), args.quiet)?;
+    let mut w = Output::new(args.run.output_file.as_deref(), args.run.quiet)?;
     let mut run: Option<Run> = None;
-    let fail = threshold(args.fail_on);
+    let fail = threshold(args.rules.fail_on);
     let (mut files, mut conversations, mut failed) = (0, 0, 0);
     let mut status = ExitStatus::Success;
     let mut remaining_bad = false;
@@ -138,7 +138,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     // and written through what was opened (a folder swapped for a link
     // after the listing is refused, never followed).
     let bases: Vec<std::io::Result<DirFd>> = args.paths.iter().map(|p| DirFd::open(p)).collect();
-    let scan = scan::discover(&args.paths, args.allow_empty);
+    let scan = scan::discover(&args.paths, args.scan.allow_empty);
     persist::pause_point("after-listing");
     for n in &scan.notes {
         render::note(n);
@@ -154,10 +154,10 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     }
     // --id: the folders named after those ids; one that names none, or
     // several, is an error and nothing is repaired
-    if !args.ids.is_empty() {
+    if !args.scan.ids.is_empty() {
         use crate::batch::ids::{folder_hex, Wanted};
         let known = list.iter().filter_map(|(d, _)| folder_hex(d)).collect();
-        let (mut wanted, errors) = Wanted::resolve(&args.ids, &known);
+        let (mut wanted, errors) = Wanted::resolve(&args.scan.ids, &known);
         let refused = !errors.is_empty();
         for e in errors {
             summary.scan.error(e);
