@@ -14,7 +14,7 @@ use crate::render;
 pub(super) fn print(bytes: Vec<u8>) -> anyhow::Result<ExitStatus> {
     match render::out(&String::from_utf8_lossy(&bytes)) {
         Ok(()) => Ok(ExitStatus::Success),
-        Err(e) => super::diagnose::broken_pipe_or_error(e),
+        Err(e) => super::broken_pipe_or_error(e),
     }
 }
 
@@ -275,7 +275,7 @@ pub fn run_ids(backup_dir: Option<&std::path::Path>) -> anyhow::Result<ExitStatu
     let ids = ids.map_err(anyhow::Error::msg)?;
     match render::runs::ids(&mut std::io::stdout().lock(), &ids) {
         Ok(()) => Ok(ExitStatus::Success),
-        Err(e) => super::diagnose::broken_pipe_or_error(e),
+        Err(e) => super::broken_pipe_or_error(e),
     }
 }
 
