@@ -5,6 +5,7 @@ pub mod codex;
 pub mod concise;
 pub mod human;
 pub mod json;
+pub mod layout;
 pub mod markdown;
 mod messages;
 pub mod output;
