@@ -1,4 +1,6 @@
 //! The command line (clap derive). Knows nothing but arguments.
+//!
+//! Long because: every option of every command is declared here with its help text, in one place (`--help`, the man pages and the completion scripts are generated from it).
 
 use std::path::PathBuf;
 
