@@ -99,8 +99,8 @@ fn stated_order(text: &str, name: &dyn Fn(&str) -> String) -> Vec<&'static str> 
     at.into_iter().map(|(_, l)| l).collect()
 }
 
-/// README's Layout and lib.rs's doc comment state the layers in this
-/// file's order, every one of them.
+/// README's Layout, lib.rs's doc comment and this file's own state the
+/// layers in [`ORDER`], every one of them.
 #[test]
 fn readme_and_lib_state_the_same_order() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -129,6 +129,66 @@ fn readme_and_lib_state_the_same_order() {
         stated_order(words, &|l| format!(" {l} ")),
         ORDER,
         "src/lib.rs's doc comment"
+    );
+    let this = fs::read_to_string(root.join("tests/layers.rs")).unwrap();
+    let doc: String = this
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(
+        stated_order(&doc, &|l| format!(" {l}")),
+        ORDER,
+        "tests/layers.rs's doc comment"
+    );
+}
+
+/// An error that ends a command crosses one boundary: the command returns
+/// it and `crate::run` (src/lib.rs) prints it, once (issue 25). No command
+/// prints an error itself, except those of [`PRINT_THEIR_OWN`].
+const PRINT_THEIR_OWN: &[&str] = &[
+    // being changed in parallel; this list only shrinks
+    "commands/repair_claude.rs",
+    "commands/repair_codex.rs",
+];
+
+#[test]
+fn commands_return_their_errors() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src.join("commands"), &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let name = f.strip_prefix(&src).unwrap().display().to_string();
+        if PRINT_THEIR_OWN.contains(&name.as_str()) {
+            continue;
+        }
+        let text = fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for printer in [
+                "render::error(",
+                "render::fail(",
+                "eprintln!",
+                "eprint!",
+                "process::exit(",
+            ] {
+                if code.contains(printer) {
+                    bad.push(format!("src/{name}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "return the error (crate::run prints it, once):\n{}",
+        bad.join("\n")
+    );
+    let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
+    assert_eq!(
+        lib.matches("render::fail(").count(),
+        1,
+        "src/lib.rs prints once"
     );
 }
 
