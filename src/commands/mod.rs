@@ -2,6 +2,7 @@
 //! that ends it: `crate::run` prints that error, once, and ends with exit
 //! status 2.
 
+pub mod complete_runs;
 pub mod completions;
 pub mod diagnose;
 pub mod explain;
