@@ -588,6 +588,64 @@ mod tests {
         assert_eq!(gist("a.b c. d"), None);
     }
 
+    /// An option two commands share is declared once, in a flattened group
+    /// ([`ScanArgs`], [`RulesArgs`], [`RunArgs`]), unless it only shares a
+    /// name: those are listed here, each with why.
+    #[test]
+    fn a_shared_option_is_declared_once() {
+        use clap::Args as _;
+        let same_name_only = [
+            // clap's own
+            "help",
+            // diagnose's report formats, repair's, undo --list's
+            "format",
+            // repair: show the diff; undo: say what would be restored
+            "dry-run",
+            // not yet a group: repair writes there, undo and __complete-runs
+            // read it, and the Claude Code and Codex repairs read
+            // `RepairArgs::backup_dir`
+            "backup-dir",
+        ];
+        let grouped: Vec<String> = [
+            ScanArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
+            RulesArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
+            RunArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
+        ]
+        .iter()
+        .flat_map(|c| c.get_arguments().filter_map(|a| a.get_long()))
+        .map(String::from)
+        .collect();
+        for g in [
+            "only",
+            "id",
+            "server-version",
+            "fail-on",
+            "quiet",
+            "output-file",
+        ] {
+            assert!(grouped.iter().any(|x| x == g), "{g}");
+        }
+        let cmd = command();
+        let subs: Vec<&clap::Command> = cmd.get_subcommands().collect();
+        for (i, a) in subs.iter().enumerate() {
+            for b in &subs[i + 1..] {
+                for long in a
+                    .get_arguments()
+                    .filter(|x| !x.is_global_set())
+                    .filter_map(|x| x.get_long())
+                {
+                    let shared = b.get_arguments().any(|y| y.get_long() == Some(long));
+                    assert!(
+                        !shared || grouped.iter().any(|g| g == long) || same_name_only.contains(&long),
+                        "--{long} is declared by both `{}` and `{}`: declare it once, in a flattened group",
+                        a.get_name(),
+                        b.get_name()
+                    );
+                }
+            }
+        }
+    }
+
     /// `-h` fits a screen; `--help` keeps every word of every option.
     #[test]
     fn dash_h_is_a_screen_and_dash_dash_help_the_whole() {
