@@ -1,4 +1,6 @@
 //! The command line (clap derive). Knows nothing but arguments.
+//!
+//! Long because: every option of every command is declared here with its help text, in one place (`--help`, the man pages and the completion scripts are generated from it).
 
 use std::path::PathBuf;
 
@@ -90,50 +92,19 @@ pub struct RepairArgs {
     #[arg(long, value_enum, default_value_t = RepairFormat::Human)]
     pub format: RepairFormat,
 
-    /// The server version that will open these folders. Its rules are applied
-    /// (default: the newest known, as for `diagnose`); only when it is given,
-    /// and is 1.43.0 or newer, is meta.json's copy of the agent dropped. Left
-    /// out, that copy is synced instead, which every server accepts (servers
-    /// before 1.43 require it).
-    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
-    pub server_version: Option<Version>,
+    #[command(flatten)]
+    pub rules: RulesArgs<RepairWords>,
 
     #[command(flatten)]
     pub scan: ScanArgs<RepairWords>,
-
-    /// Only this conversation (repeatable): its folder among the PATHs, by
-    /// the id its folder is named after, as the UI's URL shows it, dashed,
-    /// or the start of either; one that names no folder, or several, is an
-    /// error naming it (exit 2) and nothing is repaired.
-    #[arg(long = "id", value_name = "ID", value_parser = crate::batch::ids::parse)]
-    pub ids: Vec<crate::batch::ids::IdArg>,
-
-    /// Accept a PATH that holds no conversation (by default an error, exit
-    /// 2, as for `diagnose`).
-    #[arg(long)]
-    pub allow_empty: bool,
 
     /// Report only the conversations with something planned, applied,
     /// refused or failed (the summary still counts them all).
     #[arg(long)]
     pub changes_only: bool,
 
-    /// Worker threads reading conversations and planning their repairs
-    /// (default: one per core); repairs are applied one at a time, in path
-    /// order.
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub jobs: Option<u16>,
-
-    /// Print nothing when the exit status is 0 (for cron): the report,
-    /// warnings and notes are held back and printed only when it is 1 or 2
-    /// (`undo --list` still lists the run).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-
-    /// Write the report to FILE instead of stdout, atomically (a temporary
-    /// file in FILE's folder, renamed over FILE once complete).
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs<RepairWords>,
 
     /// Also make the unsafe repairs (the agent loses sight of something: a
     /// quarantined event, a probable false root re-linked). Without it they
@@ -149,10 +120,6 @@ pub struct RepairArgs {
     /// ~/.local/state/convo-doctor/backups).
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
-
-    /// Exit 1 when a finding at or above this severity remains.
-    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
-    pub fail_on: FailOn,
 
     /// Show event content in diffs (by default an event's unchanged strings,
     /// except ids, kinds, sources and timestamps, are shown as their length).
@@ -287,14 +254,6 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "PATH|s3://BUCKET[/PREFIX]|gs://BUCKET[/PREFIX]", value_parser = parse_events_store)]
     pub events_store: Option<crate::appserver::events_store::StoreSpec>,
 
-    /// Only this conversation (repeatable): its folder among the PATHs, its
-    /// row and its event copy. The id as the UI's URL shows it, dashed as the
-    /// database keeps it, or the start of either; one that names no
-    /// conversation, or several, is an error naming it (exit 2). The exit
-    /// status and the summary are those of the conversations named.
-    #[arg(long = "id", value_name = "ID", value_parser = crate::batch::ids::parse)]
-    pub ids: Vec<crate::batch::ids::IdArg>,
-
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -309,15 +268,8 @@ pub struct DiagnoseArgs {
     #[arg(long)]
     pub tree: bool,
 
-    /// Server/SDK version whose rules apply (name rule, leaf rule, known kinds,
-    /// the pydantic models events and base_state.json must fit, which copy of
-    /// a duplicated field wins). Default: the newest known, as for `repair`.
-    #[arg(long, value_name = "X.Y.Z", value_parser = parse_version)]
-    pub server_version: Option<Version>,
-
-    /// Exit 1 when a finding is at or above this severity.
-    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
-    pub fail_on: FailOn,
+    #[command(flatten)]
+    pub rules: RulesArgs<DiagnoseWords>,
 
     #[command(flatten)]
     pub scan: ScanArgs<DiagnoseWords>,
@@ -328,34 +280,15 @@ pub struct DiagnoseArgs {
     #[arg(long)]
     pub hide_clean: bool,
 
-    /// Accept a PATH that holds no conversation (by default that is an error,
-    /// exit 2, so a failed mount in a cron job is noticed).
-    #[arg(long)]
-    pub allow_empty: bool,
-
-    /// Worker threads analysing conversations (default: one per core).
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub jobs: Option<u16>,
-
-    /// Print nothing when the exit status is 0 (for cron, which mails what
-    /// a job prints): the report, warnings and notes are held back and
-    /// printed only when it is 1 or 2. No progress bar.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-
-    /// Write the report to FILE instead of stdout, atomically: into a
-    /// temporary file in FILE's folder, renamed over FILE once complete, so
-    /// a reader (node_exporter's textfile collector) never sees half a
-    /// report. Written whatever the exit status, once the scan has run.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs<DiagnoseWords>,
 }
 
 /// Which checks and which conversations a scan takes (`diagnose` and
 /// `repair`): declared once, each command's help in its own words
-/// ([`ScanWords`]).
+/// ([`Words`]).
 #[derive(Debug, Args)]
-pub struct ScanArgs<W: ScanWords> {
+pub struct ScanArgs<W: Words> {
     #[arg(long, help = W::ONLY, value_delimiter = ',', value_name = "CHECK", value_parser = CheckId, hide_possible_values = true)]
     pub only: Vec<String>,
 
@@ -371,37 +304,100 @@ pub struct ScanArgs<W: ScanWords> {
     #[arg(long, help = W::SHARD, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
+    #[arg(long = "id", help = W::ID, value_name = "ID", value_parser = crate::batch::ids::parse)]
+    pub ids: Vec<crate::batch::ids::IdArg>,
+
+    #[arg(long, help = W::ALLOW_EMPTY)]
+    pub allow_empty: bool,
+
     #[arg(skip)]
     words: std::marker::PhantomData<W>,
 }
 
-/// How a command's help says [`ScanArgs`]' options.
-pub trait ScanWords: std::fmt::Debug + Clone + Send + Sync + 'static {
+/// The rules a scan judges by (`diagnose` and `repair`): the server
+/// version's, and the severity from which a finding fails the run.
+#[derive(Debug, Args)]
+pub struct RulesArgs<W: Words> {
+    #[arg(long, help = W::SERVER_VERSION, value_name = "X.Y.Z", value_parser = parse_version)]
+    pub server_version: Option<Version>,
+
+    #[arg(long, help = W::FAIL_ON, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+
+    #[arg(skip)]
+    words: std::marker::PhantomData<W>,
+}
+
+/// How a scan runs and where its report goes (`diagnose` and `repair`).
+#[derive(Debug, Args)]
+pub struct RunArgs<W: Words> {
+    #[arg(long, short = 'j', help = W::JOBS, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    #[arg(long, short = 'q', help = W::QUIET)]
+    pub quiet: bool,
+
+    #[arg(long, short = 'o', help = W::OUTPUT_FILE, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+
+    #[arg(skip)]
+    words: std::marker::PhantomData<W>,
+}
+
+/// `args.quiet` and `args.output_file` read as before in the Claude Code
+/// and Codex repairs (`commands/repair_claude.rs`, `repair_codex.rs`);
+/// the rest of the code says `args.run.quiet`.
+impl std::ops::Deref for RepairArgs {
+    type Target = RunArgs<RepairWords>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.run
+    }
+}
+
+/// How a command's help says the options it shares ([`ScanArgs`],
+/// [`RulesArgs`], [`RunArgs`]): one paragraph each, no final period (as
+/// clap leaves a doc comment); `-h` shows its gist ([`command`]).
+pub trait Words: std::fmt::Debug + Clone + Send + Sync + 'static {
     const ONLY: &'static str;
     const SKIP: &'static str;
     const SINCE: &'static str;
     const CHANGED_SINCE: &'static str;
     const SHARD: &'static str;
+    const ID: &'static str;
+    const ALLOW_EMPTY: &'static str;
+    const SERVER_VERSION: &'static str;
+    const FAIL_ON: &'static str;
+    const JOBS: &'static str;
+    const QUIET: &'static str;
+    const OUTPUT_FILE: &'static str;
 }
 
 /// `diagnose`'s words.
 #[derive(Debug, Clone)]
 pub struct DiagnoseWords;
 
-impl ScanWords for DiagnoseWords {
+impl Words for DiagnoseWords {
     const ONLY: &'static str =
         "Run only these checks (comma-separated ids; see `convo-doctor explain`)";
     const SKIP: &'static str = "Skip these checks (comma-separated ids)";
     const SINCE: &'static str = "Only scan conversations modified within this long (e.g. 90m, 25h, 7d, 1h30m): the folder, base_state.json, meta.json, events/ or an event file has an mtime within it";
     const CHANGED_SINCE: &'static str = "Only scan conversations modified at or after FILE's mtime (say, a file touched when the previous run started); a missing FILE means scan everything";
     const SHARD: &'static str = "Scan only shard K of N (K from 0 to N-1), split by a stable hash of the conversation id; the N outputs together cover the store once";
+    const ID: &'static str = "Only this conversation (repeatable): its folder among the PATHs, its row and its event copy. The id as the UI's URL shows it, dashed as the database keeps it, or the start of either; one that names no conversation, or several, is an error naming it (exit 2). The exit status and the summary are those of the conversations named";
+    const ALLOW_EMPTY: &'static str = "Accept a PATH that holds no conversation (by default that is an error, exit 2, so a failed mount in a cron job is noticed)";
+    const SERVER_VERSION: &'static str = "Server/SDK version whose rules apply (name rule, leaf rule, known kinds, the pydantic models events and base_state.json must fit, which copy of a duplicated field wins). Default: the newest known, as for `repair`";
+    const FAIL_ON: &'static str = "Exit 1 when a finding is at or above this severity";
+    const JOBS: &'static str = "Worker threads analysing conversations (default: one per core)";
+    const QUIET: &'static str = "Print nothing when the exit status is 0 (for cron, which mails what a job prints): the report, warnings and notes are held back and printed only when it is 1 or 2. No progress bar";
+    const OUTPUT_FILE: &'static str = "Write the report to FILE instead of stdout, atomically: into a temporary file in FILE's folder, renamed over FILE once complete, so a reader (node_exporter's textfile collector) never sees half a report. Written whatever the exit status, once the scan has run";
 }
 
 /// `repair`'s words.
 #[derive(Debug, Clone)]
 pub struct RepairWords;
 
-impl ScanWords for RepairWords {
+impl Words for RepairWords {
     const ONLY: &'static str = "Repair only these checks (comma-separated ids)";
     const SKIP: &'static str =
         "Do not repair these checks (comma-separated ids); their findings are left, as with --only";
@@ -409,6 +405,14 @@ impl ScanWords for RepairWords {
     const CHANGED_SINCE: &'static str = "Only look at conversations modified at or after FILE's mtime (a missing FILE means all of them), as for `diagnose`";
     const SHARD: &'static str =
         "Only look at shard K of N (K from 0 to N-1), split as for `diagnose`";
+    const ID: &'static str = "Only this conversation (repeatable): its folder among the PATHs, by the id its folder is named after, as the UI's URL shows it, dashed, or the start of either; one that names no folder, or several, is an error naming it (exit 2) and nothing is repaired";
+    const ALLOW_EMPTY: &'static str =
+        "Accept a PATH that holds no conversation (by default an error, exit 2, as for `diagnose`)";
+    const SERVER_VERSION: &'static str = "The server version that will open these folders. Its rules are applied (default: the newest known, as for `diagnose`); only when it is given, and is 1.43.0 or newer, is meta.json's copy of the agent dropped. Left out, that copy is synced instead, which every server accepts (servers before 1.43 require it)";
+    const FAIL_ON: &'static str = "Exit 1 when a finding at or above this severity remains";
+    const JOBS: &'static str = "Worker threads reading conversations and planning their repairs (default: one per core); repairs are applied one at a time, in path order";
+    const QUIET: &'static str = "Print nothing when the exit status is 0 (for cron): the report, warnings and notes are held back and printed only when it is 1 or 2 (`undo --list` still lists the run)";
+    const OUTPUT_FILE: &'static str = "Write the report to FILE instead of stdout, atomically (a temporary file in FILE's folder, renamed over FILE once complete)";
 }
 
 #[derive(Debug, Args)]
@@ -582,6 +586,64 @@ mod tests {
         );
         assert_eq!(gist("One sentence, e.g. 90m."), None);
         assert_eq!(gist("a.b c. d"), None);
+    }
+
+    /// An option two commands share is declared once, in a flattened group
+    /// ([`ScanArgs`], [`RulesArgs`], [`RunArgs`]), unless it only shares a
+    /// name: those are listed here, each with why.
+    #[test]
+    fn a_shared_option_is_declared_once() {
+        use clap::Args as _;
+        let same_name_only = [
+            // clap's own
+            "help",
+            // diagnose's report formats, repair's, undo --list's
+            "format",
+            // repair: show the diff; undo: say what would be restored
+            "dry-run",
+            // not yet a group: repair writes there, undo and __complete-runs
+            // read it, and the Claude Code and Codex repairs read
+            // `RepairArgs::backup_dir`
+            "backup-dir",
+        ];
+        let grouped: Vec<String> = [
+            ScanArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
+            RulesArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
+            RunArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
+        ]
+        .iter()
+        .flat_map(|c| c.get_arguments().filter_map(|a| a.get_long()))
+        .map(String::from)
+        .collect();
+        for g in [
+            "only",
+            "id",
+            "server-version",
+            "fail-on",
+            "quiet",
+            "output-file",
+        ] {
+            assert!(grouped.iter().any(|x| x == g), "{g}");
+        }
+        let cmd = command();
+        let subs: Vec<&clap::Command> = cmd.get_subcommands().collect();
+        for (i, a) in subs.iter().enumerate() {
+            for b in &subs[i + 1..] {
+                for long in a
+                    .get_arguments()
+                    .filter(|x| !x.is_global_set())
+                    .filter_map(|x| x.get_long())
+                {
+                    let shared = b.get_arguments().any(|y| y.get_long() == Some(long));
+                    assert!(
+                        !shared || grouped.iter().any(|g| g == long) || same_name_only.contains(&long),
+                        "--{long} is declared by both `{}` and `{}`: declare it once, in a flattened group",
+                        a.get_name(),
+                        b.get_name()
+                    );
+                }
+            }
+        }
     }
 
     /// `-h` fits a screen; `--help` keeps every word of every option.

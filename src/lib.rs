@@ -39,16 +39,19 @@ use commands::ExitStatus;
 /// binary does, the exit status derived from the error.
 pub fn run(mut cli: cli::Cli) -> ExitStatus {
     let color = cli.color.enabled();
-    // --quiet: nothing on stderr either when the run ends with 0
-    let quiet = match &cli.command {
-        cli::Command::Diagnose(a) => a.quiet,
-        cli::Command::Repair(a) => a.quiet,
-        _ => false,
+    // the options `diagnose` and `repair` share (cli::RunArgs, RulesArgs)
+    let (quiet, version) = match &mut cli.command {
+        cli::Command::Diagnose(a) => (a.run.quiet, a.rules.server_version.as_mut()),
+        cli::Command::Repair(a) => (a.run.quiet, a.rules.server_version.as_mut()),
+        _ => (false, None),
     };
+    // --quiet: nothing on stderr either when the run ends with 0
     if quiet {
         render::hold_messages();
     }
-    known_rules(&mut cli.command);
+    if let Some(v) = version {
+        known_rules(v);
+    }
     let result = match &cli.command {
         cli::Command::Diagnose(args) => commands::diagnose::diagnose(args, color),
         cli::Command::Explain(args) => commands::explain::explain(args.check.as_deref()),
@@ -57,7 +60,7 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
         cli::Command::Completions(args) => commands::completions::completions(args.shell),
         cli::Command::Man(args) => commands::man::man(args.command.as_deref()),
         cli::Command::CompleteRuns(args) => {
-            commands::completions::run_ids(args.backup_dir.as_deref())
+            commands::complete_runs::run_ids(args.backup_dir.as_deref())
         }
     };
     // the one place an error that ends a command is printed
@@ -71,19 +74,12 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
 
 /// A `--server-version` newer than any release this build knows is judged by
 /// the newest known rules: say so on stderr, and report the rules used.
-fn known_rules(command: &mut cli::Command) {
-    let v = match command {
-        cli::Command::Diagnose(a) => a.server_version.as_mut(),
-        cli::Command::Repair(a) => a.server_version.as_mut(),
-        _ => None,
-    };
-    if let Some(v) = v {
-        let used = version::rules_for(*v);
-        if used != *v {
-            render::warning(&format!(
-                "server version {v} is newer than any release this build knows; applying the rules of {used}, the newest known"
-            ));
-            *v = used;
-        }
+fn known_rules(v: &mut version::Version) {
+    let used = version::rules_for(*v);
+    if used != *v {
+        render::warning(&format!(
+            "server version {v} is newer than any release this build knows; applying the rules of {used}, the newest known"
+        ));
+        *v = used;
     }
 }

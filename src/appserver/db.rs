@@ -12,7 +12,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
+
+/// Where the Codex adapter finds it too.
+pub(crate) use super::sqlite::sqlite_uri;
 
 /// Where the database is, as given to `--db`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,7 +219,7 @@ pub(super) fn select_list(columns: &BTreeSet<String>) -> (Vec<&'static str>, Str
 /// Read every row. Errors name the database (never its password).
 pub fn read(spec: &DbSpec, limits: &Limits) -> anyhow::Result<Rows> {
     match spec {
-        DbSpec::Sqlite(path) => read_sqlite(path, spec.display(), limits),
+        DbSpec::Sqlite(path) => super::sqlite::read(path, spec.display(), limits),
         DbSpec::Postgres(pg) => super::pg::read(pg, limits),
         DbSpec::Invalid(msg) => bail!("{msg}"),
     }
@@ -293,178 +296,6 @@ impl<'a> Budget<'a> {
         }
         Ok(())
     }
-}
-
-/// How a SQLite file is opened so that reading it writes nothing beside it.
-pub(crate) fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Result<String> {
-    use std::os::unix::ffi::OsStrExt;
-    let side = |suffix: &str| {
-        let mut p = path.as_os_str().to_os_string();
-        p.push(suffix);
-        std::fs::symlink_metadata(std::path::PathBuf::from(p)).is_ok()
-    };
-    // The header's write version (byte 18) is 2 in WAL mode.
-    let mut head = [0u8; 20];
-    let wal_mode = {
-        use std::io::Read;
-        let mut f =
-            std::fs::File::open(path).with_context(|| format!("cannot read `{display}`"))?;
-        f.read_exact(&mut head).is_ok() && head[18] == 2
-    };
-    let mut uri = String::from("file:");
-    for &b in path.as_os_str().as_bytes() {
-        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
-            uri.push(b as char);
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
-    let (wal, shm) = (side("-wal"), side("-shm"));
-    if wal_mode && !wal {
-        // Nothing in a write-ahead log: the file is the whole database, and
-        // `immutable` reads it taking no lock and creating no `-wal`/`-shm`
-        // (a read-only open would create both, owned by whoever runs this,
-        // and the app server could no longer write its database).
-        uri.push_str("?immutable=1");
-    } else if wal_mode && !shm {
-        bail!(
-            "`{display}` is in WAL mode with a `-wal` file but no `-shm`: reading it would create a file beside the app server's database; copy the three files elsewhere and give the copy to --db"
-        );
-    } else {
-        // A rollback journal, or a live WAL whose files exist: read only.
-        uri.push_str("?mode=ro");
-    }
-    Ok(uri)
-}
-
-fn read_sqlite(path: &std::path::Path, display: String, limits: &Limits) -> anyhow::Result<Rows> {
-    use rusqlite::{Connection, OpenFlags};
-    // Never create it: a mistyped path must not leave an empty database;
-    // and only a regular file (a FIFO would block the open).
-    let md = std::fs::metadata(path).with_context(|| format!("cannot read `{display}`"))?;
-    if !md.is_file() {
-        bail!("`{display}` is not a regular file");
-    }
-    let uri = sqlite_uri(path, &display)?;
-    let conn = Connection::open_with_flags(
-        &uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )
-    .with_context(|| format!("cannot open `{display}` read-only"))?;
-    let ctx = || format!("cannot read `{display}`");
-    conn.busy_timeout(limits.timeout).with_context(ctx)?;
-    // A crafted file must not take the machine's memory (SQLite's own heap).
-    let _ = conn.pragma_update(None, "hard_heap_limit", 1i64 << 30);
-    // Every statement is interrupted once the time is up (a watchdog thread:
-    // a query over a crafted schema may never return on its own).
-    let interrupt = conn.get_interrupt_handle();
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let timeout = limits.timeout;
-    let watchdog = std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
-            interrupt.interrupt();
-        }
-    });
-    let result = sqlite_rows(&conn, display.clone(), limits);
-    let _ = done_tx.send(());
-    let _ = watchdog.join();
-    result.map_err(|e| {
-        let interrupted = e.chain().any(|c| {
-            matches!(
-                c.downcast_ref::<rusqlite::Error>(),
-                Some(rusqlite::Error::SqliteFailure(f, _))
-                    if f.code == rusqlite::ErrorCode::OperationInterrupted
-            )
-        });
-        if interrupted {
-            anyhow::anyhow!(
-                "`{display}`: reading took longer than {} s and was stopped (--db-timeout)",
-                timeout.as_secs_f64()
-            )
-        } else {
-            e
-        }
-    })
-}
-
-fn sqlite_rows(
-    conn: &rusqlite::Connection,
-    display: String,
-    limits: &Limits,
-) -> anyhow::Result<Rows> {
-    let ctx = || format!("cannot read `{display}`");
-    // One snapshot for every statement below.
-    conn.execute_batch("BEGIN").with_context(ctx)?;
-    let mut rows = Rows {
-        display: display.clone(),
-        ..Rows::default()
-    };
-    let kind: Option<String> = conn
-        .query_row(
-            "SELECT type FROM sqlite_master WHERE name = 'conversation_metadata'",
-            [],
-            |r| r.get(0),
-        )
-        .ok();
-    match kind.as_deref() {
-        Some("table") => {}
-        None => bail!("`{display}` has no table conversation_metadata: not an app server database (openhands-ai 0.60 or newer)"),
-        Some(other) => bail!(
-            "`{display}`: conversation_metadata is a {}, not the table the app server's migrations make; it is not read",
-            crate::text::sanitize(other)
-        ),
-    }
-    {
-        let mut st = conn
-            .prepare("SELECT name FROM pragma_table_info('conversation_metadata')")
-            .with_context(ctx)?;
-        let names = st
-            .query_map([], |r| r.get::<_, String>(0))
-            .with_context(ctx)?;
-        for n in names {
-            rows.columns.insert(n.with_context(ctx)?);
-        }
-    }
-    if rows.columns.is_empty() {
-        bail!("`{display}` has no table conversation_metadata: not an app server database (openhands-ai 0.60 or newer)");
-    }
-    let alembic_is_table = conn
-        .query_row(
-            "SELECT type FROM sqlite_master WHERE name = 'alembic_version'",
-            [],
-            |r| r.get::<_, String>(0),
-        )
-        .ok()
-        .as_deref()
-        == Some("table");
-    if alembic_is_table {
-        rows.revision = conn
-            .query_row("SELECT version_num FROM alembic_version", [], |r| {
-                r.get::<_, String>(0)
-            })
-            .ok();
-    }
-    let (cols, list) = select_list(&rows.columns);
-    let mut st = conn
-        .prepare(&format!("SELECT {list} FROM conversation_metadata"))
-        .with_context(ctx)?;
-    let mut q = st.query([]).with_context(ctx)?;
-    let mut budget = Budget::new(limits);
-    while let Some(r) = q.next().with_context(ctx)? {
-        let mut row = Row::default();
-        for (i, c) in cols.iter().enumerate() {
-            set(
-                &mut row,
-                c,
-                r.get::<_, Option<String>>(i).with_context(ctx)?,
-            );
-        }
-        budget.take(&row, &display)?;
-        rows.add(row);
-    }
-    Ok(rows)
 }
 
 #[cfg(test)]

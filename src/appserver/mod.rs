@@ -12,6 +12,7 @@ pub mod events_store;
 pub mod odd_keys;
 pub mod pg;
 pub mod relate;
+mod sqlite;
 pub mod store_errors;
 
 pub use relate::{Related, Sources};

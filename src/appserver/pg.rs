@@ -4,6 +4,8 @@
 //! `PGHOST`/`PGPORT`/`PGUSER`/`PGDATABASE`), so that `--db
 //! postgres://oh@host/db` needs no secret on the command line; read inside
 //! a `READ ONLY` transaction with a connect and statement timeout.
+//!
+//! Long because: libpq's rules for the URL, the environment and `~/.pgpass` (which decide what is a password, hence what is redacted) sit with the one reader that uses them; about 70 lines are their tests.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -5,21 +5,17 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{select, ExitStatus};
-use crate::batch::{ids::Wanted, ordered, scan, since};
+mod sources;
+
+/// Also here, where the Claude Code and Codex repairs call it.
+pub use super::broken_pipe_or_error;
+use super::{scan_error, select, threshold, ExitStatus};
+use crate::batch::{ordered, scan, since};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
 use crate::render::{self, output::Output, progress::Progress, severity, Summary};
 use crate::report::{ConversationReport, Options};
-
-pub fn threshold(f: FailOn) -> Option<Severity> {
-    match f {
-        FailOn::Info => Some(Severity::Info),
-        FailOn::Warning => Some(Severity::Warning),
-        FailOn::Error => Some(Severity::Error),
-        FailOn::Never => None,
-    }
-}
+use sources::{claude_paths, codex_paths, default_paths, open_sources, sdk_store, wanted};
 
 /// What became of one conversation of the scan.
 enum Scanned {
@@ -45,7 +41,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     let selected = select(&args.scan.only, &args.scan.skip)?;
     let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
     let color = color && args.format == render::Format::Human;
-    let mut out = Output::new(args.output_file.as_deref(), args.quiet)?;
+    let mut out = Output::new(args.run.output_file.as_deref(), args.run.quiet)?;
     let mut renderer = render::renderer(args.format, color);
     let mut summary = Summary::default();
     // An error that ends the run is still a report: every format, `-o`
@@ -93,14 +89,14 @@ fn run_scan(
     summary: &mut Summary,
 ) -> anyhow::Result<Ran> {
     let (selected, cutoff) = (filters.selected, filters.cutoff);
-    let pool = super::pool(args.jobs)?;
+    let pool = super::pool(args.run.jobs)?;
     let events = args.events && shows_events(args.format);
     if args.events && !events {
         render::warning("--events lists events in the human, json and jsonl formats only; ignored");
     }
     let opts = Options {
-        version: args.server_version.unwrap_or(crate::version::NEWEST),
-        version_given: args.server_version.is_some(),
+        version: args.rules.server_version.unwrap_or(crate::version::NEWEST),
+        version_given: args.rules.server_version.is_some(),
         selected,
         event_list: events,
     };
@@ -127,13 +123,13 @@ fn run_scan(
     let (codex, paths) = codex_paths(paths, summary);
     let (claude, paths) = claude_paths(paths, summary);
     let sources = open_sources(args, defaults.as_ref(), summary)?;
-    if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
+    if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.scan.allow_empty {
         summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
     let scan = if paths.is_empty() && !(claude.is_empty() && codex.is_empty()) {
         scan::Scan::default()
     } else {
-        scan::discover(&paths, args.allow_empty)
+        scan::discover(&paths, args.scan.allow_empty)
     };
     summary.notes.extend(scan.notes);
     for e in scan.errors {
@@ -179,10 +175,10 @@ fn run_scan(
         ExitStatus::Success
     };
 
-    let fail = threshold(args.fail_on);
+    let fail = threshold(args.rules.fail_on);
     // shared with the progress bar's counting thread, not copied
     let list: std::sync::Arc<[PathBuf]> = list.into();
-    let mut progress = Progress::new(&list, !args.quiet);
+    let mut progress = Progress::new(&list, !args.run.quiet);
     let mut write_error: Option<io::Error> = None;
     let work = |i: usize| {
         let dir = &list[i];
@@ -264,7 +260,7 @@ fn run_scan(
             status = ExitStatus::Findings;
         }
         summary.add(&report);
-        if args.hide_clean && hidden_as_clean(&report, args.fail_on) {
+        if args.hide_clean && hidden_as_clean(&report, args.rules.fail_on) {
             return true;
         }
         match progress.suspend(|| renderer.conversation(out, &report)) {
@@ -349,31 +345,6 @@ fn run_scan(
     Ok(Ran::Scanned(status))
 }
 
-/// `--id`, resolved against the ids known before the scan: the folders'
-/// names, the app server's rows and copies. Errors are scan errors.
-fn wanted(
-    args: &DiagnoseArgs,
-    list: &[PathBuf],
-    sources: Option<&crate::appserver::Sources>,
-    summary: &mut Summary,
-) -> Option<Wanted> {
-    if args.ids.is_empty() {
-        return None;
-    }
-    let mut known: std::collections::BTreeSet<String> = list
-        .iter()
-        .filter_map(|d| crate::batch::ids::folder_hex(d))
-        .collect();
-    if let Some(src) = sources {
-        known.extend(src.record_ids(&Default::default()));
-    }
-    let (w, errors) = Wanted::resolve(&args.ids, &known);
-    for e in errors {
-        summary.fail(e);
-    }
-    Some(w)
-}
-
 /// Each finding's `fixable` and `fixable_unsafe` as `repair`'s planner
 /// decides them for this folder (what `repair`, and what only `repair
 /// --unsafe-fixes`, would clear), not as each check guesses: the summary's
@@ -399,200 +370,10 @@ fn mark_fixable(dir: &std::path::Path, r: &mut ConversationReport, opts: &Option
     fixable.mark(&mut r.findings);
 }
 
-/// The PATHs that are Codex stores, as the rollouts they hold, and the
-/// other PATHs.
-fn codex_paths(paths: Vec<PathBuf>, summary: &mut Summary) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut files = Vec::new();
-    let mut rest = Vec::new();
-    for p in paths {
-        match crate::codex::shape(&p) {
-            Some(shape) => {
-                let (found, errors) = crate::codex::sessions(&p, &shape);
-                for e in errors {
-                    summary.error(e);
-                }
-                if found.is_empty() {
-                    summary.error(format!("no Codex rollout in `{}`", p.display()));
-                }
-                files.extend(found);
-            }
-            None => rest.push(p),
-        }
-    }
-    (files, rest)
-}
-
-/// The PATHs that are Claude Code stores, as the session files they hold,
-/// and the other PATHs.
-fn claude_paths(paths: Vec<PathBuf>, summary: &mut Summary) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut files = Vec::new();
-    let mut rest = Vec::new();
-    for p in paths {
-        match crate::claude::shape(&p) {
-            Some(shape) => {
-                let (found, errors) = crate::claude::sessions(&p, &shape);
-                for e in errors {
-                    summary.error(e);
-                }
-                if found.is_empty() {
-                    summary.error(format!("no Claude Code session in `{}`", p.display()));
-                }
-                files.extend(found);
-            }
-            None => rest.push(p),
-        }
-    }
-    (files, rest)
-}
-
 /// Whether a format shows `--events`' listing.
 fn shows_events(f: render::Format) -> bool {
     matches!(
         f,
         render::Format::Human | render::Format::Json | render::Format::Jsonl
     )
-}
-
-/// A conversation's first access error, with how many more it had.
-pub fn scan_error(first: &str, r: &ConversationReport) -> String {
-    match r.access_errors.len() - 1 {
-        0 => first.to_string(),
-        n => format!(
-            "{first} (and {} in `{}`)",
-            crate::checks::plural(n, "more file", "more files"),
-            r.path
-        ),
-    }
-}
-
-/// A closed pipe (`| head`) ends the run quietly; other write errors are
-/// errors (printed once, by `crate::run`).
-pub fn broken_pipe_or_error(e: io::Error) -> anyhow::Result<ExitStatus> {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Ok(ExitStatus::Success)
-    } else {
-        Err(anyhow::anyhow!("cannot write the report: {e}"))
-    }
-}
-
-/// `diagnose` with no PATH: every place OpenHands products keep
-/// conversations, each said in the notes; the places found, and those of
-/// them that are SDK-layout stores (no meta.json by design).
-fn default_paths(
-    env: &crate::store::discover::Env,
-    summary: &mut Summary,
-) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    use crate::store::discover::{looked, not_places, StoreKind};
-    let mut paths = Vec::new();
-    let mut sdk = Vec::new();
-    summary.notes.extend(not_places(env));
-    for l in looked(env) {
-        summary.notes.push(l.describe());
-        if l.found
-            .as_ref()
-            .is_some_and(|d| !d.conversations.is_empty())
-        {
-            if l.place.kind == StoreKind::Sdk {
-                sdk.push(l.place.path.clone());
-            }
-            paths.push(l.place.path);
-        }
-    }
-    (paths, sdk)
-}
-
-/// `--db` / `--events-store`, or with no PATH the app server's default
-/// persistence directory when it holds a database or an event copy.
-fn open_sources(
-    args: &DiagnoseArgs,
-    defaults: Option<&crate::store::discover::Env>,
-    summary: &mut Summary,
-) -> anyhow::Result<Option<crate::appserver::Sources>> {
-    use crate::appserver::{db::DbSpec, events_store::StoreSpec, Sources};
-    let mut db = args.db.clone();
-    let mut store = args.events_store.clone();
-    let app_dir = defaults
-        .and_then(crate::store::discover::app_server_dir)
-        .filter(|(dir, why)| {
-            // a place nobody named: read only when root or this user owns it
-            let uid = rustix::process::geteuid().as_raw();
-            match why.starts_with('$') {
-                true => true,
-                false => match crate::store::discover::trusted(dir, uid) {
-                    Ok(()) => true,
-                    Err(reason) => {
-                        summary.notes.push(format!(
-                            "looked in {} ({why}) for the app server's database and event copy: passed over ({reason})",
-                            dir.display()
-                        ));
-                        false
-                    }
-                },
-            }
-        });
-    if let Some((dir, why)) = app_dir {
-        // what is there, and whether it is used (an option given wins)
-        let mut there = Vec::new();
-        let file = dir.join("openhands.db");
-        if file.is_file() {
-            let spec = DbSpec::Sqlite(file);
-            there.push(match db {
-                None => format!("{} (used)", spec.display()),
-                Some(_) => format!("{} (not used: --db given)", spec.display()),
-            });
-            db.get_or_insert(spec);
-        }
-        let copy = dir.join(crate::appserver::events_store::V1_DIR).is_dir()
-            || dir.join("v1").join("events").is_dir();
-        if copy {
-            let spec = StoreSpec::Fs(dir.clone());
-            there.push(match store {
-                None => format!("the event copy {} (used)", spec.display()),
-                Some(_) => format!(
-                    "the event copy {} (not used: --events-store given)",
-                    spec.display()
-                ),
-            });
-            store.get_or_insert(spec);
-        }
-        let said = match (there.is_empty(), dir.is_dir()) {
-            (false, _) => there.join(", "),
-            (true, true) => "neither openhands.db nor an event copy there".to_string(),
-            (true, false) => "not there".to_string(),
-        };
-        summary.notes.push(format!(
-            "looked in {} ({why}) for the app server's database and event copy: {said}",
-            dir.display()
-        ));
-    }
-    if db.is_none() && store.is_none() {
-        return Ok(None);
-    }
-    let limits = crate::appserver::db::Limits {
-        timeout: args.db_timeout,
-        ..Default::default()
-    };
-    let src = Sources::open(db.as_ref(), store.as_ref(), &limits)?;
-    summary.notes.extend(src.notes.iter().cloned());
-    Ok(Some(src))
-}
-
-/// A folder of an SDK-layout store found by `diagnose` with no PATH (the
-/// OpenHands CLI's): no agent-server lists it, by design, so no listing
-/// verdict and no `not-listed` finding.
-fn sdk_store(
-    mut r: Box<ConversationReport>,
-    sdk_roots: &[PathBuf],
-    list: &[PathBuf],
-    i: usize,
-) -> Box<ConversationReport> {
-    if list
-        .get(i)
-        .is_some_and(|d| sdk_roots.iter().any(|root| d.starts_with(root)))
-    {
-        r.listed = None;
-        r.findings
-            .retain(|f| f.check != crate::checks::not_listed::ID);
-    }
-    r
 }

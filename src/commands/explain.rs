@@ -20,7 +20,7 @@ pub fn explain(check: Option<&str>) -> anyhow::Result<ExitStatus> {
     };
     match render::out(&text) {
         Ok(()) => Ok(ExitStatus::Success),
-        Err(e) => super::diagnose::broken_pipe_or_error(e),
+        Err(e) => super::broken_pipe_or_error(e),
     }
 }
 

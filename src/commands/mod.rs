@@ -2,6 +2,7 @@
 //! that ends it: `crate::run` prints that error, once, and ends with exit
 //! status 2.
 
+pub mod complete_runs;
 pub mod completions;
 pub mod diagnose;
 pub mod explain;
@@ -13,6 +14,11 @@ pub mod undo;
 pub mod undo_list;
 
 pub use crate::exit::ExitStatus;
+
+use std::io;
+
+use crate::checks::Severity;
+use crate::cli::FailOn;
 
 /// `unknown check `ID``, with the nearest check id when one is close
 /// (`did you mean `false-root`?`, as cargo and git suggest), and where the
@@ -56,4 +62,36 @@ pub fn select(
     Ok(move |id: &str| {
         (only.is_empty() || only.iter().any(|o| o == id)) && !skip.iter().any(|s| s == id)
     })
+}
+
+/// The `--fail-on` threshold: the least severity that fails the run.
+pub fn threshold(f: FailOn) -> Option<Severity> {
+    match f {
+        FailOn::Info => Some(Severity::Info),
+        FailOn::Warning => Some(Severity::Warning),
+        FailOn::Error => Some(Severity::Error),
+        FailOn::Never => None,
+    }
+}
+
+/// A closed pipe (`| head`) ends the run quietly; other write errors are
+/// errors (printed once, by `crate::run`).
+pub fn broken_pipe_or_error(e: io::Error) -> anyhow::Result<ExitStatus> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Ok(ExitStatus::Success)
+    } else {
+        Err(anyhow::anyhow!("cannot write the report: {e}"))
+    }
+}
+
+/// A conversation's first access error, with how many more it had.
+pub fn scan_error(first: &str, r: &crate::report::ConversationReport) -> String {
+    match r.access_errors.len() - 1 {
+        0 => first.to_string(),
+        n => format!(
+            "{first} (and {} in `{}`)",
+            crate::checks::plural(n, "more file", "more files"),
+            r.path
+        ),
+    }
 }

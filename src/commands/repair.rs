@@ -1,10 +1,8 @@
 //! `convo-doctor repair [--dry-run] PATH...`.
 
 use std::io;
-use std::path::{Path, PathBuf};
 
-use super::diagnose::{broken_pipe_or_error, threshold};
-use super::{select, ExitStatus};
+use super::{broken_pipe_or_error, select, threshold, ExitStatus};
 use crate::batch::{ordered, scan, since};
 use crate::cli::{DiffFormat, RepairArgs, RepairFormat};
 use crate::fix::persist::{self, Run};
@@ -13,6 +11,8 @@ use crate::render;
 use crate::render::output::Output;
 use crate::render::repair::json as rjson;
 use crate::store::fsread::DirFd;
+
+mod backup;
 
 /// Results held at once per worker thread, waiting for their turn.
 const WINDOW_PER_THREAD: usize = 4;
@@ -46,7 +46,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     }
     let selected = select(&args.scan.only, &args.scan.skip)?;
     let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
-    let pool = super::pool(args.jobs)?;
+    let pool = super::pool(args.run.jobs)?;
     // Codex rollouts (src/codex/): their own repair, all or none of the
     // PATHs (looked for first: a rollout is a `.jsonl` file too)
     let codex: Vec<_> = args.paths.iter().map(|p| crate::codex::shape(p)).collect();
@@ -89,30 +89,14 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     }
     let unsafe_fixes = args.unsafe_fixes || args.accept_ambiguous;
     let options = || RepairOptions {
-        server_version: args.server_version,
+        server_version: args.rules.server_version,
         selected: &selected,
         unsafe_fixes,
     };
-    let backup_root = match (&args.backup_dir, args.dry_run) {
-        (Some(d), _) => Some(d.clone()),
-        (None, true) => None,
-        (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),
-    };
-    // A backup holds copies of meta.json: inside a store (or the folder a
-    // conversation sits in) a server would list the copy, or let it shadow
-    // the original.
-    if let Some(root) = &backup_root {
-        if let Some(store) = backup_inside_store(root, &args.paths) {
-            anyhow::bail!(
-                "the backup directory `{}` is inside `{}`, where a server would list the backed-up conversations; choose a --backup-dir outside every conversations directory",
-                root.display(),
-                store.display()
-            );
-        }
-    }
-    let mut w = Output::new(args.output_file.as_deref(), args.quiet)?;
+    let backup_root = backup::root(args)?;
+    let mut w = Output::new(args.run.output_file.as_deref(), args.run.quiet)?;
     let mut run: Option<Run> = None;
-    let fail = threshold(args.fail_on);
+    let fail = threshold(args.rules.fail_on);
     let (mut files, mut conversations, mut failed) = (0, 0, 0);
     let mut status = ExitStatus::Success;
     let mut remaining_bad = false;
@@ -138,7 +122,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     // and written through what was opened (a folder swapped for a link
     // after the listing is refused, never followed).
     let bases: Vec<std::io::Result<DirFd>> = args.paths.iter().map(|p| DirFd::open(p)).collect();
-    let scan = scan::discover(&args.paths, args.allow_empty);
+    let scan = scan::discover(&args.paths, args.scan.allow_empty);
     persist::pause_point("after-listing");
     for n in &scan.notes {
         render::note(n);
@@ -154,10 +138,10 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     }
     // --id: the folders named after those ids; one that names none, or
     // several, is an error and nothing is repaired
-    if !args.ids.is_empty() {
+    if !args.scan.ids.is_empty() {
         use crate::batch::ids::{folder_hex, Wanted};
         let known = list.iter().filter_map(|(d, _)| folder_hex(d)).collect();
-        let (mut wanted, errors) = Wanted::resolve(&args.ids, &known);
+        let (mut wanted, errors) = Wanted::resolve(&args.scan.ids, &known);
         let refused = !errors.is_empty();
         for e in errors {
             summary.scan.error(e);
@@ -222,9 +206,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
         // A folder not wholly read (permission, I/O) is never repaired: its
         // plan would rest on guesses.
         if let Some(first) = plan.before.access_errors.first() {
-            summary
-                .scan
-                .error(super::diagnose::scan_error(first, &plan.before));
+            summary.scan.error(super::scan_error(first, &plan.before));
             status = ExitStatus::Error;
             return true;
         }
@@ -380,32 +362,4 @@ fn human(
         !patch,
     )?;
     Ok(why)
-}
-
-/// The store (or the folder holding a conversation PATH) that `backup`
-/// would sit inside, if any. Paths are compared after resolving the part of
-/// each that exists, so `..` and links cannot hide the overlap.
-fn backup_inside_store(backup: &Path, paths: &[PathBuf]) -> Option<PathBuf> {
-    fn resolved(p: &Path) -> Option<PathBuf> {
-        let abs = std::path::absolute(p).ok()?;
-        let mut existing = abs.as_path();
-        let mut rest = Vec::new();
-        while std::fs::symlink_metadata(existing).is_err() {
-            rest.push(existing.file_name()?.to_owned());
-            existing = existing.parent()?;
-        }
-        let mut out = existing.canonicalize().ok()?;
-        out.extend(rest.iter().rev());
-        Some(out)
-    }
-    let backup = resolved(backup)?;
-    paths.iter().find_map(|p| {
-        let p = resolved(p)?;
-        let store = if crate::store::conversation::is_conversation_dir(&p) {
-            p.parent()?.to_path_buf()
-        } else {
-            p
-        };
-        backup.starts_with(&store).then_some(store)
-    })
 }

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::diagnose::broken_pipe_or_error;
+use super::broken_pipe_or_error;
 use super::ExitStatus;
 use crate::cli::UndoArgs;
 use crate::fix::persist::{self, Restored};

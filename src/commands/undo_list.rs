@@ -65,7 +65,7 @@ pub fn list(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
         crate::cli::ListFormat::Json => runs::list_json(w, &root, &runs, &listing, hint_dir),
     };
     if let Err(e) = listed {
-        return super::diagnose::broken_pipe_or_error(e);
+        return super::broken_pipe_or_error(e);
     }
     Ok(ExitStatus::Success)
 }
@@ -78,7 +78,7 @@ pub fn dry_run(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
     let decided = persist::assess(&dir, &manifest.files);
     let refused = decided.iter().any(|(_, d)| d.is_refused());
     if let Err(e) = runs::undo_dry_run(&mut std::io::stdout().lock(), &decided) {
-        return super::diagnose::broken_pipe_or_error(e);
+        return super::broken_pipe_or_error(e);
     }
     Ok(if refused {
         ExitStatus::Findings
@@ -188,7 +188,7 @@ pub fn prune(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
         older,
         args.backup_dir.as_deref(),
     ) {
-        return super::diagnose::broken_pipe_or_error(e);
+        return super::broken_pipe_or_error(e);
     }
     Ok(if left {
         ExitStatus::Findings

@@ -16,6 +16,8 @@
 //! graph, the next [`MAX_LISTED`] a row of one table, the rest only count in
 //! the summary; clean conversations are counted, not shown. The report says
 //! so.
+//!
+//! Long because: one format escaped for two languages (Markdown text and Mermaid labels); the escaping and its tests stay beside the only code that emits them.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};

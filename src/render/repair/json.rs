@@ -5,6 +5,8 @@
 //!
 //! Nothing here carries event content: a change is named by its file, its
 //! action and the sentence the human output prints, never by its bytes.
+//!
+//! Long because: it is the whole `repair --format json|jsonl` schema (docs/output.md's "repair"), each type beside the outcome that fills it, so the document is read in one file.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};

@@ -64,7 +64,6 @@ complete -c convo-doctor -n "__fish_convo_doctor_needs_command" -f -a "help" -d 
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l db -d 'The app server\'s database, to relate its rows (`conversation_metadata`) to the folders: `sqlite:PATH` (default `~/.openhands/openhands.db`) or `postgres://USER[:PASS]@HOST[:PORT]/DB` (read only; docs/appserver.md). Give Postgres\'s password through `PGPASSWORD` or `~/.pgpass` (`PGPASSFILE`), as for psql, not in the URL: a command line is visible to every local user' -r
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l db-timeout -d 'Give up on the database when it answers nothing for this long: connecting (the server\'s greeting and authentication included), each statement (Postgres\'s `statement_timeout`), SQLite\'s locks and queries' -r
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l events-store -d 'The app server\'s copy of the events: its persistence directory (which holds `v1_conversations/`), `s3://BUCKET[/PREFIX]` or `gs://BUCKET[/PREFIX]` (prefix default `users`); read only' -r
-complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l id -d 'Only this conversation (repeatable): its folder among the PATHs, its row and its event copy. The id as the UI\'s URL shows it, dashed as the database keeps it, or the start of either; one that names no conversation, or several, is an error naming it (exit 2). The exit status and the summary are those of the conversations named' -r
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l format -d 'Output format' -r -f -a "human\t'Readable text, one block per conversation, then a summary'
 json\t'One JSON document: {"schema_version", "conversations", "summary"}'
 jsonl\t'One JSON object per line per conversation, then a {"summary"} line'
@@ -81,6 +80,7 @@ complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l s
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l since -d 'Only scan conversations modified within this long (e.g. 90m, 25h, 7d, 1h30m): the folder, base_state.json, meta.json, events/ or an event file has an mtime within it' -r
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l changed-since -d 'Only scan conversations modified at or after FILE\'s mtime (say, a file touched when the previous run started); a missing FILE means scan everything' -r -F
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l shard -d 'Scan only shard K of N (K from 0 to N-1), split by a stable hash of the conversation id; the N outputs together cover the store once' -r
+complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l id -d 'Only this conversation (repeatable): its folder among the PATHs, its row and its event copy. The id as the UI\'s URL shows it, dashed as the database keeps it, or the start of either; one that names no conversation, or several, is an error naming it (exit 2). The exit status and the summary are those of the conversations named' -r
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -s j -l jobs -d 'Worker threads analysing conversations (default: one per core)' -r
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -s o -l output-file -d 'Write the report to FILE instead of stdout, atomically: into a temporary file in FILE\'s folder, renamed over FILE once complete, so a reader (node_exporter\'s textfile collector) never sees half a report. Written whatever the exit status, once the scan has run' -r -F
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l color -d 'When to use colour in human output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t'Colour when stdout is a terminal, NO_COLOR is unset and TERM is not dumb'
@@ -88,14 +88,18 @@ always\t''
 never\t''"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l events -d 'List every event: index, kind, source, parent, whether the agent sees it'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l tree -d 'Draw each conversation\'s event tree, root first: the agent\'s branch as the trunk, the events it does not see collapsed by reason, long runs collapsed (human format; `--format markdown` always draws it)'
-complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l hide-clean -d 'Leave out of the report the conversations with nothing at or above --fail-on (with `never`: nothing above info); one that cannot load is always shown. The summary still counts them all'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l allow-empty -d 'Accept a PATH that holds no conversation (by default that is an error, exit 2, so a failed mount in a cron job is noticed)'
+complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -l hide-clean -d 'Leave out of the report the conversations with nothing at or above --fail-on (with `never`: nothing above info); one that cannot load is always shown. The summary still counts them all'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -s q -l quiet -d 'Print nothing when the exit status is 0 (for cron, which mails what a job prints): the report, warnings and notes are held back and printed only when it is 1 or 2. No progress bar'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand diagnose" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l format -d 'Output format: `human`, or per conversation the changes planned or applied and the findings left and refused, with their reasons, as `json` (one document) or `jsonl` (one line per conversation, then a summary line); no diffs, no event content' -r -f -a "human\t'Diffs, what was (or would be) fixed, what is left and why, a summary by check'
 json\t'One JSON document: {"schema_version", "conversations", "summary"}'
 jsonl\t'One JSON object per line per conversation, then a {"summary"} line'"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l server-version -d 'The server version that will open these folders. Its rules are applied (default: the newest known, as for `diagnose`); only when it is given, and is 1.43.0 or newer, is meta.json\'s copy of the agent dropped. Left out, that copy is synced instead, which every server accepts (servers before 1.43 require it)' -r
+complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l fail-on -d 'Exit 1 when a finding at or above this severity remains' -r -f -a "info\t''
+warning\t''
+error\t''
+never\t'Always exit 0 when the scan completes'"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l only -d 'Repair only these checks (comma-separated ids)' -r -f -a "(__fish_convo_doctor_check_list)"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l skip -d 'Do not repair these checks (comma-separated ids); their findings are left, as with --only' -r -f -a "(__fish_convo_doctor_check_list)"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l since -d 'Only look at conversations modified within this long (e.g. 90m, 25h, 7d), as for `diagnose`' -r
@@ -105,10 +109,6 @@ complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l id 
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -s j -l jobs -d 'Worker threads reading conversations and planning their repairs (default: one per core); repairs are applied one at a time, in path order' -r
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -s o -l output-file -d 'Write the report to FILE instead of stdout, atomically (a temporary file in FILE\'s folder, renamed over FILE once complete)' -r -F
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l backup-dir -d 'Where backups go (default: $XDG_STATE_HOME/convo-doctor/backups or ~/.local/state/convo-doctor/backups)' -r -F
-complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l fail-on -d 'Exit 1 when a finding at or above this severity remains' -r -f -a "info\t''
-warning\t''
-error\t''
-never\t'Always exit 0 when the scan completes'"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l diff-format -d 'With --dry-run, the diff\'s form: `unified` (JSON pretty-printed and event content masked, for reading) or `patch` (the files\' real bytes, on stdout alone, for `patch -p1` or `git apply` run from the folder holding the conversation; needs --show-content for event files; everything else goes to stderr)' -r -f -a "unified\t'For reading: JSON pretty-printed, event content masked'
 patch\t'For `patch -p1` / `git apply`: the real bytes, or no patch at all'"
 complete -c convo-doctor -n "__fish_convo_doctor_using_subcommand repair" -l color -d 'When to use colour in human output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t'Colour when stdout is a terminal, NO_COLOR is unset and TERM is not dumb'
