@@ -210,7 +210,8 @@ fn broken_parent(s: &Session, v: &View, out: &mut Vec<Finding>) {
         };
         // the messages written before this record (in the file) the walk
         // does not resend: what this link costs
-        let lost_here = v.lost.iter().filter(|&&j| j < link.at).count();
+        // (`lost` is in file order)
+        let lost_here = v.lost.partition_point(|&j| j < link.at);
         let how = match (link.why, link.to) {
             (_, Some(to)) => format!(
                 "the client (2.1.328) re-attaches it to {}",

@@ -291,6 +291,8 @@ pub fn verdict(a: &Analysis) -> String {
 fn rows(a: &Analysis) -> Vec<EventRow> {
     let (s, v) = (&a.session, &a.view);
     let on_chain: std::collections::HashSet<usize> = v.chain.iter().copied().collect();
+    let unpaired: std::collections::HashSet<usize> = v.unpaired.iter().copied().collect();
+    let fetched: std::collections::HashSet<usize> = v.fetched.iter().copied().collect();
     let mut out = Vec::new();
     for (i, l) in s.lines.iter().enumerate() {
         let row = |kind: Option<String>, parent, parent_link, in_view, note: String| EventRow {
@@ -322,11 +324,11 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     _ => (None, "none"),
                 };
                 let superseded = r.uuid.as_ref().and_then(|u| v.by_uuid.get(u)) != Some(&i);
-                let note = if v.unpaired.contains(&i) {
+                let note = if unpaired.contains(&i) {
                     "an unpaired tool call or result: the client drops it".into()
                 } else if on_chain.contains(&i) {
                     String::new()
-                } else if v.fetched.contains(&i) {
+                } else if fetched.contains(&i) {
                     "off the chain; the client fetches it as the result of a call on it".into()
                 } else if superseded {
                     "its uuid is written again later".into()
@@ -340,7 +342,7 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     None => crate::text::clip(&r.kind, 40),
                 };
                 let sent =
-                    (on_chain.contains(&i) || v.fetched.contains(&i)) && !v.unpaired.contains(&i);
+                    (on_chain.contains(&i) || fetched.contains(&i)) && !unpaired.contains(&i);
                 out.push(row(Some(kind), parent, link, sent, note));
             }
             LineKind::Record(_) => {}

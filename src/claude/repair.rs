@@ -28,6 +28,16 @@ pub fn plan(s: &Session, v: &View) -> Vec<Relink> {
     let finals: std::collections::HashSet<usize> = v.by_uuid.values().copied().collect();
     let pos_in_chain: std::collections::HashMap<usize, usize> =
         v.chain.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    // the previous main-chain record of every line, in one pass (a scan
+    // back per broken link was quadratic on a long run of side records)
+    let mut prev_main: Vec<Option<usize>> = Vec::with_capacity(s.lines.len());
+    let mut last = None;
+    for (j, l) in s.lines.iter().enumerate() {
+        prev_main.push(last);
+        if finals.contains(&j) && l.record().is_some_and(|r| r.in_tree() && !r.sidechain) {
+            last = Some(j);
+        }
+    }
     let mut out = Vec::new();
     for link in &v.broken {
         // a re-attachment that loses nothing is re-linked too: it rests on
@@ -43,13 +53,9 @@ pub fn plan(s: &Session, v: &View) -> Vec<Relink> {
             }
             continue;
         }
-        let prev = (0..link.at).rev().find(|&j| {
-            finals.contains(&j)
-                && s.lines[j]
-                    .record()
-                    .is_some_and(|r| r.in_tree() && !r.sidechain)
-        });
-        let Some(prev) = prev else { continue };
+        let Some(prev) = prev_main[link.at] else {
+            continue;
+        };
         // the previous record must not be a descendant of this one on the
         // chain (it would close a loop)
         if let (Some(&a), Some(&b)) = (pos_in_chain.get(&link.at), pos_in_chain.get(&prev)) {

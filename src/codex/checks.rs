@@ -273,19 +273,21 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
         }
     }
     if selected(DUPLICATE_LINE) {
+        // (`cut` is in file order)
+        let cut_before = |i: usize| v.cut.partition_point(|&k| k < i);
         for (i, j) in duplicates(r) {
             let rec = r.lines[i].record();
             let kind = rec.map(|x| x.kind.as_str()).unwrap_or("");
             let (sev, effect) = match kind {
                 "session_meta" if v.resumes() => {
-                    let lost = v.cut.iter().filter(|&&k| k < i).count();
+                    let lost = cut_before(i);
                     (
                         Severity::Error,
                         format!("the client starts the history over there: resume sends {n} of {m} items, {lost} cut off at {}", line_name(r, i)),
                     )
                 }
                 "compacted" if v.compaction == Some(i) => {
-                    let lost = v.cut.iter().filter(|&&k| k > j && k < i).count();
+                    let lost = cut_before(i) - v.cut.partition_point(|&k| k <= j);
                     let sev = if lost > 0 {
                         Severity::Error
                     } else {
@@ -304,7 +306,7 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
                         Some(it) => format!("a {}", it.kind),
                         None => "an item".into(),
                     };
-                    let sev = if v.resent.contains(&i) {
+                    let sev = if v.is_resent(i) {
                         Severity::Warning
                     } else {
                         Severity::Info

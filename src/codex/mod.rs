@@ -346,7 +346,7 @@ pub fn verdict(a: &Analysis) -> String {
     let (n, m) = (v.resent.len(), v.items.len() - summarised);
     let copies = checks::duplicates(s)
         .iter()
-        .filter(|(i, _)| v.resent.contains(i))
+        .filter(|(i, _)| v.is_resent(*i))
         .count();
     let mut notes = Vec::new();
     if copies > 0 {
@@ -402,7 +402,12 @@ fn summarised(v: &view::View) -> usize {
 /// line number.
 fn rows(a: &Analysis) -> Vec<EventRow> {
     let (s, v) = (&a.rollout, &a.view);
-    let resent: std::collections::HashSet<usize> = v.resent.iter().copied().collect();
+    let set = |l: &[usize]| {
+        l.iter()
+            .copied()
+            .collect::<std::collections::HashSet<usize>>()
+    };
+    let (cut, orphans) = (set(&v.cut), set(&v.orphan_outputs));
     let mut out = Vec::new();
     for (i, l) in s.lines.iter().enumerate() {
         let row = |kind: Option<String>, in_view, note: String| EventRow {
@@ -425,7 +430,7 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     Some(it) => format!("response_item:{}", crate::text::clip(&it.kind, 40)),
                     None => crate::text::clip(&x.kind, 40),
                 };
-                let note = if resent.contains(&i) || x.item.is_none() {
+                let note = if v.is_resent(i) || x.item.is_none() {
                     if x.kind == "response_item" && x.item.is_none() {
                         "its payload is no item the client reads".into()
                     } else {
@@ -433,16 +438,16 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     }
                 } else if !v.resumes() {
                     "the client cannot resume this rollout".into()
-                } else if v.cut.contains(&i) && v.compaction.is_some() {
+                } else if cut.contains(&i) && v.compaction.is_some() {
                     "before the compaction: summarised, not resent".into()
-                } else if v.cut.contains(&i) {
+                } else if cut.contains(&i) {
                     "before a later session_meta: not resent".into()
-                } else if v.orphan_outputs.contains(&i) {
+                } else if orphans.contains(&i) {
                     "a tool output without its call: the client drops it".into()
                 } else {
                     "not resent".into()
                 };
-                out.push(row(Some(kind), resent.contains(&i), note));
+                out.push(row(Some(kind), v.is_resent(i), note));
             }
         }
     }

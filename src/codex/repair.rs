@@ -158,7 +158,7 @@ pub fn prove(
     }
     let dropped = edits
         .iter()
-        .filter(|e| matches!(e, Edit::Drop { at, .. } if before.resent.contains(at)))
+        .filter(|e| matches!(e, Edit::Drop { at, .. } if before.is_resent(*at)))
         .count();
     if before.resumes() && v.resent.len() + dropped < before.resent.len() {
         return Err("the repaired rollout would resend less".into());

@@ -64,12 +64,9 @@ fn plan_one(path: &Path, dry_run: bool) -> (Outcome, Option<Rewrite>) {
         view: view::build(&session::parse(bytes.clone())),
         session: session::parse(bytes.clone()),
     };
+    let relinked: std::collections::HashSet<usize> = relinks.iter().map(|r| r.at).collect();
     let worse = fixed.view.resent.len() < a.view.resent.len()
-        || !fixed
-            .view
-            .broken
-            .iter()
-            .all(|b| !relinks.iter().any(|r| r.at == b.at));
+        || fixed.view.broken.iter().any(|b| relinked.contains(&b.at));
     if worse {
         o.status = "failed";
         o.error = Some("the re-linked session would not resend more; nothing was changed".into());
