@@ -407,10 +407,12 @@ fn codex_paths(paths: Vec<PathBuf>, summary: &mut Summary) -> (Vec<PathBuf>, Vec
     for p in paths {
         match crate::codex::shape(&p) {
             Some(shape) => {
-                let (found, errors) = crate::codex::sessions(&p, &shape);
-                for e in errors {
+                let found = crate::codex::sessions(&p, &shape);
+                for e in found.errors {
                     summary.error(e);
                 }
+                summary.notes.extend(found.notes);
+                let found = found.files;
                 if found.is_empty() {
                     summary.error(format!("no Codex rollout in `{}`", p.display()));
                 }
@@ -430,10 +432,12 @@ fn claude_paths(paths: Vec<PathBuf>, summary: &mut Summary) -> (Vec<PathBuf>, Ve
     for p in paths {
         match crate::claude::shape(&p) {
             Some(shape) => {
-                let (found, errors) = crate::claude::sessions(&p, &shape);
-                for e in errors {
+                let found = crate::claude::sessions(&p, &shape);
+                for e in found.errors {
                     summary.error(e);
                 }
+                summary.notes.extend(found.notes);
+                let found = found.files;
                 if found.is_empty() {
                     summary.error(format!("no Claude Code session in `{}`", p.display()));
                 }
