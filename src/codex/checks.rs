@@ -128,6 +128,12 @@ pub fn state(p: &super::state::Parity, path: &std::path::Path) -> Option<Finding
             db.display().to_string(),
             "the state database has no row for this rollout: resume by its id finds it and writes the row back (the client, 0.171.0); a list read from the database may omit it".into(),
         )),
+        Parity::Unread { db, why } => Some(Finding::new(
+            STATE_PARITY,
+            Severity::Warning,
+            db.display().to_string(),
+            format!("the state database cannot be read ({why}): its rows were not compared with this rollout"),
+        )),
         Parity::Gone { db, named } => Some(Finding::new(
             STATE_PARITY,
             Severity::Error,

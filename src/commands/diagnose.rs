@@ -124,11 +124,24 @@ fn run_scan(
     // `~/.claude/projects`): the Claude Code adapter's, each a report
     // Codex rollouts (a rollout, a sessions tree, `CODEX_HOME`): the Codex
     // adapter's, looked for first (a rollout is a `.jsonl` file too)
-    let (codex, paths) = codex_paths(paths, summary);
-    let (claude, paths) = claude_paths(paths, summary);
+    let (mut codex, paths) = codex_paths(paths, summary);
+    let (mut claude, paths) = claude_paths(paths, summary);
+    // No PATH: the invoking user's own Claude Code and Codex sessions too,
+    // under the same discovery rules
+    if let Some(env) = &defaults {
+        let (c, x) = own_sessions(env, summary);
+        claude.extend(c);
+        codex.extend(x);
+    }
     let sources = open_sources(args, defaults.as_ref(), summary)?;
-    if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.allow_empty {
-        summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
+    let no_sessions = claude.is_empty() && codex.is_empty();
+    if args.paths.is_empty()
+        && paths.is_empty()
+        && no_sessions
+        && sources.is_none()
+        && !args.allow_empty
+    {
+        summary.fail("no conversation found where OpenHands keeps them, nor a Claude Code or Codex session of this user (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
     let scan = if paths.is_empty() && !(claude.is_empty() && codex.is_empty()) {
         scan::Scan::default()
@@ -447,6 +460,31 @@ fn claude_paths(paths: Vec<PathBuf>, summary: &mut Summary) -> (Vec<PathBuf>, Ve
         }
     }
     (files, rest)
+}
+
+/// `diagnose` with no PATH: the invoking user's Claude Code sessions and
+/// Codex rollouts ([`crate::sessions::discover`]), each place said in the
+/// notes.
+pub fn own_sessions(
+    env: &crate::store::discover::Env,
+    summary: &mut Summary,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    use crate::sessions::discover::{looked, not_places, Format};
+    let (mut claude, mut codex) = (Vec::new(), Vec::new());
+    summary.notes.extend(not_places(env));
+    for l in looked(env) {
+        summary.notes.push(l.describe());
+        let Some(found) = l.found else { continue };
+        for e in found.errors {
+            summary.error(e);
+        }
+        summary.notes.extend(found.notes);
+        match l.format {
+            Format::ClaudeCode => claude.extend(found.files),
+            Format::Codex => codex.extend(found.files),
+        }
+    }
+    (claude, codex)
 }
 
 /// Whether a format shows `--events`' listing.

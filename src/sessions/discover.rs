@@ -120,6 +120,10 @@ pub fn looked(env: &Env) -> Vec<Looked> {
 fn list(format: Format, path: &Path) -> Listing {
     match format {
         Format::ClaudeCode => crate::claude::sessions(path, &crate::claude::Shape::Projects),
+        // a CODEX_HOME with no sessions yet holds no rollout (not an error)
+        Format::Codex if std::fs::symlink_metadata(path.join("sessions")).is_err() => {
+            Listing::default()
+        }
         Format::Codex => crate::codex::sessions(path, &crate::codex::Shape::Home),
     }
 }
