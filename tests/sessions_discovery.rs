@@ -220,3 +220,52 @@ fn as_root_a_default_store_another_user_owns_is_passed_over() {
         "{doc}"
     );
 }
+
+/// `repair --dry-run` with no PATH, HOME in `top`: (exit code, stdout,
+/// stderr).
+fn repair_here(top: &Path, home: &Path) -> (i32, String, String) {
+    let mut cmd = bin();
+    cmd.current_dir(top)
+        .args(["repair", "--dry-run"])
+        .env("HOME", home)
+        .env("TMPDIR", top)
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR");
+    output(&mut cmd)
+}
+
+#[test]
+fn repair_with_no_path_takes_the_users_one_store_and_refuses_two() {
+    let top = common::open_tempdir();
+    let (home, session, rollout) = home_with_both(top.path());
+    // both: refused, naming both
+    let (code, out, err) = repair_here(top.path(), &home);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("both Claude Code sessions and Codex rollouts"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&home.join(".codex").display().to_string()),
+        "{err}"
+    );
+    // the Codex home alone: its rollout planned
+    std::fs::remove_dir_all(home.join(".claude")).unwrap();
+    let (code, out, err) = repair_here(top.path(), &home);
+    assert_eq!(code, 1, "changes pending: {out}{err}");
+    assert!(
+        out.contains(&format!("would fix {}", rollout.display())),
+        "{out}"
+    );
+    assert!(err.contains("Codex (default): 1 rollout"), "{err}");
+    assert!(!out.contains(&session.display().to_string()));
+    // none: refused, saying where it looked
+    std::fs::remove_dir_all(home.join(".codex")).unwrap();
+    let (code, _, err) = repair_here(top.path(), &home);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no Claude Code session or Codex rollout of this user"),
+        "{err}"
+    );
+    assert!(err.contains("Claude Code (default): not there"), "{err}");
+}

@@ -18,6 +18,9 @@ use crate::sessions::repair::{Adapter, Summary};
 /// is refused. With no PATH, the invoking user's own stores
 /// ([`crate::sessions::discover`]) when no OpenHands store is found.
 pub fn jsonl(args: &RepairArgs) -> anyhow::Result<Option<ExitStatus>> {
+    if args.paths.is_empty() {
+        return own(args).map(Some);
+    }
     let codex: Vec<_> = args.paths.iter().map(|p| crate::codex::shape(p)).collect();
     if !args.paths.is_empty() && codex.iter().all(Option::is_some) {
         let mut all = Listing::default();
@@ -53,6 +56,44 @@ pub fn jsonl(args: &RepairArgs) -> anyhow::Result<Option<ExitStatus>> {
         );
     }
     Ok(None)
+}
+
+/// `repair` with no PATH: the invoking user's own Claude Code sessions or
+/// Codex rollouts, found as `diagnose` finds them
+/// ([`crate::sessions::discover`]: the same trust rules as the OpenHands
+/// store discovery), each place said; one format a run (the outputs of two
+/// would not make one document), so finding both is refused, naming them.
+fn own(args: &RepairArgs) -> anyhow::Result<ExitStatus> {
+    use crate::sessions::discover::{looked, not_places, Format};
+    let env = crate::store::discover::Env::here();
+    let mut places = Vec::new();
+    let (mut claude, mut codex) = (Listing::default(), Listing::default());
+    if let Some(n) = not_places(&env) {
+        render::note(&n);
+    }
+    for l in looked(&env) {
+        render::note(&l.describe());
+        let Some(found) = l.found else { continue };
+        if found.files.is_empty() {
+            continue;
+        }
+        places.push(l.path.display().to_string());
+        match l.format {
+            Format::ClaudeCode => claude.extend(found),
+            Format::Codex => codex.extend(found),
+        }
+    }
+    match (claude.files.is_empty(), codex.files.is_empty()) {
+        (false, true) => run::<crate::claude::repair::Sessions>(args, claude),
+        (true, false) => run::<crate::codex::repair::Rollouts>(args, codex),
+        (false, false) => anyhow::bail!(
+            "no PATH given, and this user has both Claude Code sessions and Codex rollouts ({}): give the one to repair as PATH",
+            places.join(", ")
+        ),
+        (true, true) => anyhow::bail!(
+            "no PATH given, and no Claude Code session or Codex rollout of this user was found (see the notes); give the conversations to repair as PATH"
+        ),
+    }
 }
 
 /// The repair of `files` (every PATH was a store of format `A`).
