@@ -10,11 +10,8 @@ real_client() {
     echo "SKIP $name: no npm" >&2; exit 0
   fi
   local cache=${CONVO_DOCTOR_CI_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/convo-doctor-ci}
-  local prefix="$cache/${package##*/}-$version"
-  bin="$prefix/$below"
-  if [ ! -x "$bin" ]; then
-    npm install --silent --no-save --no-audit --no-fund --prefix "$prefix" "$package@$version"
-  fi
-  test "$("$bin" --version)" = "$says"
+  . fixtures/jsonl/client.sh
+  install_client "$cache/${package##*/}-$version" "$package" "$version" "$below" "$says"
+  bin=$BIN
   PY=$(command -v python3 || echo "$(pyenv root)/versions/3.12.1/bin/python")
 }
