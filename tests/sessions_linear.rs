@@ -12,6 +12,12 @@ use convo_doctor::{claude, codex};
 
 const LINES: usize = 100_000;
 
+/// Every check, and `--events`' rows.
+const ALL: convo_doctor::sessions::Ask = convo_doctor::sessions::Ask {
+    selected: &|_: &str| true,
+    event_list: true,
+};
+
 fn uuid(n: usize) -> String {
     format!("00000000-0000-4000-8000-{n:012x}")
 }
@@ -83,7 +89,7 @@ fn a_claude_session_of_100000_lines_with_damage_plans_in_linear_time() {
     let tmp = tempfile::tempdir().unwrap();
     let f = tmp.path().join("s.jsonl");
     std::fs::write(&f, &bytes).unwrap();
-    let r = claude::analyze(&f, "s.jsonl".into(), &|_: &str| true, true);
+    let r = claude::analyze(&f, "s.jsonl".into(), &ALL);
     assert!(r.events.on_disk >= LINES, "{}", r.events.on_disk);
     assert!(r.findings.iter().any(|x| x.check == "claude-broken-parent"));
     assert!(r
@@ -156,7 +162,7 @@ fn a_codex_rollout_of_100000_lines_with_damage_plans_in_linear_time() {
     let tmp = tempfile::tempdir().unwrap();
     let f = tmp.path().join(ROLLOUT);
     std::fs::write(&f, &bytes).unwrap();
-    let r = codex::analyze(&f, ROLLOUT.into(), &|_: &str| true, true);
+    let r = codex::analyze(&f, ROLLOUT.into(), &ALL);
     assert_eq!(r.events.on_disk, LINES);
     assert!(r.load_error.is_none(), "{:?}", r.load_error);
     for check in ["codex-duplicate-line", "codex-invalid-line"] {

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use crate::report::{ConversationReport, EventCounts, EventRow, LoadFailure};
 use crate::sessions::list::Listing;
+use crate::sessions::{stem, Ask};
 use crate::store::fsread::ReadError;
 
 use session::{LineKind, Parent, Session};
@@ -157,31 +158,15 @@ pub const WORDS: crate::sessions::Words = crate::sessions::Words {
 /// The report of one session file, as every renderer shows it. A file that
 /// cannot be read is a report with a load error (what is wrong with the
 /// file) or, for a scan error (permission, I/O), `access_errors`.
-pub fn analyze(
-    path: &Path,
-    display: String,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
-    crate::sessions::analyze(
-        &WORDS,
-        display,
-        || crate::sessions::stem(path),
-        || Analysis::load(path),
-        |a, r| report(&a, path, r, selected, event_list),
-    )
+pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
+    crate::sessions::analyze(&WORDS, path, display, ask, stem, Analysis::load, report)
 }
 
-fn report(
-    a: &Analysis,
-    path: &Path,
-    mut r: ConversationReport,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
+fn report(a: Analysis, path: &Path, mut r: ConversationReport, ask: &Ask) -> ConversationReport {
+    let a = &a;
+    let (selected, event_list) = (ask.selected, ask.event_list);
     let (s, v) = (&a.session, &a.view);
     r.id = s.id(path);
-    r.id_dashed = None;
     r.server_version = match s.version() {
         Some(ver) => format!("claude-code {}", crate::text::clip(ver, 40)),
         None => "claude-code".into(),

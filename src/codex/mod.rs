@@ -22,6 +22,7 @@ use std::path::Path;
 
 use crate::report::{ConversationReport, EventCounts, EventRow, LoadFailure};
 use crate::sessions::list::Listing;
+use crate::sessions::Ask;
 use crate::store::fsread::ReadError;
 
 use session::{LineKind, Rollout};
@@ -172,13 +173,8 @@ pub const WORDS: crate::sessions::Words = crate::sessions::Words {
 /// The report of one rollout, as every renderer shows it. A file that
 /// cannot be read is a report with a load error (what is wrong with the
 /// file) or, for a scan error (permission, I/O), `access_errors`.
-pub fn analyze(
-    path: &Path,
-    display: String,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
-    if let Some(g) = ghost(path, selected) {
+pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
+    if let Some(g) = ghost(path, ask.selected) {
         let mut r = ConversationReport::record(display, stem(path), WORDS.tag.into());
         r.id_dashed = None;
         r.events.agent_view = None;
@@ -190,13 +186,7 @@ pub fn analyze(
         r.findings.extend(g);
         return r;
     }
-    crate::sessions::analyze(
-        &WORDS,
-        display,
-        || stem(path),
-        || Analysis::load(path),
-        |a, r| report(&a, path, r, selected, event_list),
-    )
+    crate::sessions::analyze(&WORDS, path, display, ask, stem, Analysis::load, report)
 }
 
 /// A path no file is at, named by a row of the state database above it:
@@ -228,13 +218,9 @@ fn stem(path: &Path) -> String {
     }
 }
 
-fn report(
-    a: &Analysis,
-    path: &Path,
-    mut r: ConversationReport,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
+fn report(a: Analysis, path: &Path, mut r: ConversationReport, ask: &Ask) -> ConversationReport {
+    let a = &a;
+    let (selected, event_list) = (ask.selected, ask.event_list);
     let (s, v) = (&a.rollout, &a.view);
     r.id = a
         .file
@@ -242,7 +228,6 @@ fn report(
         .map(|f| f.0.clone())
         .or_else(|| s.id())
         .unwrap_or_else(|| stem(path));
-    r.id_dashed = None;
     r.server_version = match s.records().find_map(|(_, x)| x.meta_version.clone()) {
         Some(ver) => format!("codex {}", crate::text::clip(&ver, 40)),
         None => "codex".into(),

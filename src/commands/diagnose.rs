@@ -306,10 +306,14 @@ fn run_scan(
         let scanned = if cutoff.is_some_and(|c| !since::modified_since(f, c)) {
             Scanned::Unmodified
         } else {
+            let ask = crate::sessions::Ask {
+                selected,
+                event_list: events,
+            };
             let r = if is_codex {
-                crate::codex::analyze(f, f.display().to_string(), selected, events)
+                crate::codex::analyze(f, f.display().to_string(), &ask)
             } else {
-                crate::claude::analyze(f, f.display().to_string(), selected, events)
+                crate::claude::analyze(f, f.display().to_string(), &ask)
             };
             Scanned::Report(Box::new(r))
         };

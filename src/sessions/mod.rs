@@ -35,6 +35,12 @@ pub struct Words {
     pub unreadable: &'static str,
 }
 
+/// What a report is asked for: the checks selected, and `--events`' rows.
+pub struct Ask<'a> {
+    pub selected: &'a dyn Fn(&str) -> bool,
+    pub event_list: bool,
+}
+
 /// The report of one file, as every renderer shows it, from the format's
 /// `load` and `report`. A file that cannot be read is a report with a load
 /// error (what is wrong with the file: a link, a FIFO, too large), and a
@@ -42,22 +48,24 @@ pub struct Words {
 /// such a report carries.
 pub fn analyze<A>(
     words: &Words,
+    path: &Path,
     display: String,
-    id: impl FnOnce() -> String,
-    load: impl FnOnce() -> Result<A, ReadError>,
-    report: impl FnOnce(A, ConversationReport) -> ConversationReport,
+    ask: &Ask,
+    id: fn(&Path) -> String,
+    load: fn(&Path) -> Result<A, ReadError>,
+    report: fn(A, &Path, ConversationReport, &Ask) -> ConversationReport,
 ) -> ConversationReport {
     let mut r = ConversationReport::record(display, String::new(), words.tag.into());
     r.id_dashed = None;
-    match load() {
-        Ok(a) => report(a, r),
+    match load(path) {
+        Ok(a) => report(a, path, r, ask),
         Err(ReadError::Access { message, .. }) => {
             r.access_errors.push(message);
             r.events.agent_view = None;
             r
         }
         Err(ReadError::File(u)) => {
-            r.id = id();
+            r.id = id(path);
             r.events.agent_view = None;
             r.load_error = Some(LoadFailure {
                 exception: words.unreadable,

@@ -32,3 +32,14 @@ pub fn triples(found: Vec<Finding>) -> Vec<(String, String, String)> {
 pub fn kinds(triples: Vec<(String, String, String)>) -> Vec<(String, String)> {
     triples.into_iter().map(|(c, s, _)| (c, s)).collect()
 }
+
+/// The one finding of `found`, of `check` and `severity`: where it is.
+pub fn only<'a>(found: &'a [(String, String, String)], check: &str, severity: &str) -> &'a str {
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].0.as_str(), found[0].1.as_str()),
+        (check, severity),
+        "{found:?}"
+    );
+    &found[0].2
+}
