@@ -9,14 +9,9 @@ use crate::sessions::checks::session_check;
 use super::session::Session;
 use super::view::{Broken, View};
 
-pub const BROKEN_PARENT: &str = "claude-broken-parent";
-pub const INVALID_LINE: &str = "claude-invalid-line";
-pub const DUPLICATE_UUID: &str = "claude-duplicate-uuid";
-pub const UNPAIRED_TOOL: &str = "claude-unpaired-tool";
-
 session_check! {
     BrokenParent,
-    BROKEN_PARENT,
+    BROKEN_PARENT = "claude-broken-parent",
     summary: "Claude Code: a record's parentUuid is null, names no record or loops, so `--resume` leaves history out or relies on the client's re-attachment",
     explain: "Claude Code resumes a session by walking `parentUuid` back from the newest \
 record no record names as its parent, and resends only that chain. Measured \
@@ -43,7 +38,7 @@ chain), the link the client wrote. See docs/claude-code.md.",
 
 session_check! {
     InvalidLine,
-    INVALID_LINE,
+    INVALID_LINE = "claude-invalid-line",
     summary: "Claude Code: a session line is not a JSON object (the client skips it; a truncated last line loses that record)",
     explain: "A line of a Claude Code session that is not a JSON object. Measured with \
 the real client (2.1.328): it skips the line and resumes; a record cut short \
@@ -58,7 +53,7 @@ bytes are all that is left of the record. See docs/claude-code.md.",
 
 session_check! {
     DuplicateUuid,
-    DUPLICATE_UUID,
+    DUPLICATE_UUID = "claude-duplicate-uuid",
     summary: "Claude Code: one uuid written on several lines with different content (the client resends the last one written)",
     explain: "Two lines of a Claude Code session carry the same `uuid` and different \
 content. Measured with the real client (2.1.328): it resends the content \
@@ -70,7 +65,7 @@ docs/claude-code.md.",
 
 session_check! {
     UnpairedTool,
-    UNPAIRED_TOOL,
+    UNPAIRED_TOOL = "claude-unpaired-tool",
     summary: "Claude Code: a tool_use without its tool_result on the resumed chain, or a result without its call (the client drops the message)",
     explain: "A message on the chain `--resume` resends holds a `tool_use` whose \
 `tool_result` is not on the chain, or a `tool_result` whose `tool_use` is not \

@@ -188,28 +188,27 @@ pub struct Relinks {
 }
 
 impl Changes for Relinks {
-    fn is_empty(&self) -> bool {
-        self.relinked.is_empty()
+    type Item = Relinked;
+
+    fn items(&self) -> &[Relinked] {
+        &self.relinked
     }
 
-    fn human(&self, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()> {
-        for l in &self.relinked {
-            let now = match (&l.parent_now, l.to_line) {
-                (Some(p), Some(t)) => format!("\"{}\" (line {t})", r(p)),
-                (Some(p), None) => format!("\"{}\"", r(p)),
-                (None, _) => "null (a compaction's boundary is a root)".into(),
-            };
-            writeln!(
-                w,
-                "  line {}: parentUuid {} -> {now} [claude-broken-parent]",
-                l.line,
-                match &l.parent_was {
-                    Some(p) => format!("\"{}\"", r(p)),
-                    None => "null".into(),
-                },
-            )?;
-        }
-        Ok(())
+    fn human(l: &Relinked, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()> {
+        let now = match (&l.parent_now, l.to_line) {
+            (Some(p), Some(t)) => format!("\"{}\" (line {t})", r(p)),
+            (Some(p), None) => format!("\"{}\"", r(p)),
+            (None, _) => "null (a compaction's boundary is a root)".into(),
+        };
+        let was = match &l.parent_was {
+            Some(p) => format!("\"{}\"", r(p)),
+            None => "null".into(),
+        };
+        let line = l.line;
+        writeln!(
+            w,
+            "  line {line}: parentUuid {was} -> {now} [claude-broken-parent]"
+        )
     }
 }
 

@@ -9,15 +9,9 @@ use crate::sessions::checks::session_check;
 use super::session::{LineKind, Rollout};
 use super::view::{NoResume, View};
 
-pub const MISSING_SESSION_META: &str = "codex-missing-session-meta";
-pub const INVALID_LINE: &str = "codex-invalid-line";
-pub const DUPLICATE_LINE: &str = "codex-duplicate-line";
-pub const UNPAIRED_CALL: &str = "codex-unpaired-call";
-pub const STATE_PARITY: &str = "codex-state-parity";
-
 session_check! {
     MissingSessionMeta,
-    MISSING_SESSION_META,
+    MISSING_SESSION_META = "codex-missing-session-meta",
     summary: "Codex: the rollout does not start with a session_meta the client can read, so `codex resume` fails",
     explain: "Codex reads a rollout's first line as its `session_meta` (the session's \
 id, start time, working directory, originator and version). Measured with \
@@ -42,7 +36,7 @@ the whole history). See docs/codex.md.",
 
 session_check! {
     InvalidLine,
-    INVALID_LINE,
+    INVALID_LINE = "codex-invalid-line",
     summary: "Codex: a rollout line is not a JSON object (the client skips it; as the first line it cannot resume)",
     explain: "A line of a Codex rollout that is not a JSON object (a write cut short, \
 bytes from elsewhere). Measured with the real client (0.171.0): it skips the \
@@ -63,7 +57,7 @@ docs/codex.md.",
 
 session_check! {
     DuplicateLine,
-    DUPLICATE_LINE,
+    DUPLICATE_LINE = "codex-duplicate-line",
     summary: "Codex: a rollout line written twice, byte for byte (an item is resent twice; a session_meta again drops the history before it)",
     explain: "A line of a Codex rollout that is byte for byte an earlier line (a write \
 repeated). Measured with the real client (0.171.0): a `response_item` \
@@ -85,7 +79,7 @@ copy. See docs/codex.md.",
 
 session_check! {
     UnpairedCall,
-    UNPAIRED_CALL,
+    UNPAIRED_CALL = "codex-unpaired-call",
     summary: "Codex: a tool output without its call (the client drops it) or a call without its output (the client answers it itself)",
     explain: "A `function_call_output` whose `function_call` is not resent before it, \
 or a call with no output (a record lost, an interrupted turn). Measured with \
@@ -99,7 +93,7 @@ repair: what the tool said is not in the rollout. See docs/codex.md.",
 
 session_check! {
     StateParity,
-    STATE_PARITY,
+    STATE_PARITY = "codex-state-parity",
     summary: "Codex: the state database's thread row names a rollout that is gone (the client cannot resume the thread), or has no row for a rollout",
     explain: "Codex indexes its rollouts in a state database (`$CODEX_HOME/state_<n>.sqlite`, \
 table `threads`, column `rollout_path`); `codex doctor` checks that parity and \

@@ -195,23 +195,23 @@ pub struct Edits {
 }
 
 impl Changes for Edits {
-    fn is_empty(&self) -> bool {
-        self.edits.is_empty()
+    type Item = Edited;
+
+    fn items(&self) -> &[Edited] {
+        &self.edits
     }
 
-    /// Each edit with the line it removes or writes (a diff, clipped).
-    fn human(&self, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()> {
-        for e in &self.edits {
-            match e.line {
-                Some(l) => writeln!(w, "  line {l}: {} [{}]", r(&e.what), e.check)?,
-                None => writeln!(w, "  {} [{}]", r(&e.what), e.check)?,
-            }
-            if let Some(t) = &e.removed {
-                writeln!(w, "  - {}", r(t))?;
-            }
-            if let Some(t) = &e.added {
-                writeln!(w, "  + {}", r(t))?;
-            }
+    /// The edit with the line it removes or writes (a diff, clipped).
+    fn human(e: &Edited, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()> {
+        match e.line {
+            Some(l) => writeln!(w, "  line {l}: {} [{}]", r(&e.what), e.check)?,
+            None => writeln!(w, "  {} [{}]", r(&e.what), e.check)?,
+        }
+        if let Some(t) = &e.removed {
+            writeln!(w, "  - {}", r(t))?;
+        }
+        if let Some(t) = &e.added {
+            writeln!(w, "  + {}", r(t))?;
         }
         Ok(())
     }

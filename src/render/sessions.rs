@@ -21,7 +21,9 @@ pub fn repair_outcome<C: Changes>(w: &mut dyn Write, o: &Outcome<C>) -> io::Resu
         _ => "nothing to repair in",
     };
     writeln!(w, "{verb} {}", r(&o.path))?;
-    o.changes.human(w, &r)?;
+    for c in o.changes.items() {
+        C::human(c, w, &r)?;
+    }
     if let Some(e) = &o.error {
         writeln!(w, "  {}", r(e))?;
     }

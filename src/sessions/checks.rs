@@ -5,15 +5,17 @@
 //! OpenHands folder (its [`Check::run`](crate::checks::Check::run) finds
 //! nothing there).
 
-/// Declare a JSONL session check: `session_check! { Name, ID, summary:
-/// "…", explain: "…", repair: Repair }`.
+/// Declare a JSONL session check and its id: `session_check! { Name, ID =
+/// "format-check", summary: "…", explain: "…", repair: Repair }`.
 macro_rules! session_check {
-    ($name:ident, $id:expr, summary: $summary:expr, explain: $explain:expr, repair: $repair:expr $(,)?) => {
+    ($name:ident, $const:ident = $id:literal, summary: $summary:expr, explain: $explain:expr, repair: $repair:expr $(,)?) => {
+        pub const $const: &str = $id;
+
         pub struct $name;
 
         impl $crate::checks::Check for $name {
             fn id(&self) -> &'static str {
-                $id
+                $const
             }
             fn summary(&self) -> &'static str {
                 $summary

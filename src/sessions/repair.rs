@@ -13,11 +13,15 @@ use serde::Serialize;
 pub type Rewrite = (Vec<u8>, Vec<u8>, Vec<&'static str>);
 
 /// What a format's repair does to one file: its edits (as JSON shows them,
-/// under their own key) and how the human output lists them.
+/// under their own key) and how the human output shows each.
 pub trait Changes: Serialize + Default {
-    fn is_empty(&self) -> bool;
-    /// The edits, a line or more each, through `r` (redact and sanitize).
-    fn human(&self, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()>;
+    type Item;
+    fn items(&self) -> &[Self::Item];
+    /// One edit, a line or more, through `r` (redact and sanitize).
+    fn human(item: &Self::Item, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()>;
+    fn is_empty(&self) -> bool {
+        self.items().is_empty()
+    }
 }
 
 /// What became of one file.
