@@ -76,8 +76,10 @@ The same for every --format.";
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// Conversation directories, or stores holding them.
-    #[arg(required = true, value_name = "PATH")]
+    /// Conversation directories, or stores holding them; Claude Code
+    /// sessions or Codex rollouts. With none: this user's own Claude Code
+    /// or Codex sessions (one of the two a run).
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
     /// Show what would change (in human output, the diff of every file), and

@@ -25,6 +25,7 @@ pub mod report;
 pub mod runs;
 pub mod secrets;
 pub mod server;
+pub mod sessions;
 pub mod store;
 pub mod text;
 pub mod validate;

@@ -9,18 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=2.1.328
-if ! command -v npm >/dev/null; then
-  if [ "${CONVO_DOCTOR_CI:-}" = 1 ]; then echo "claude_real: npm is missing" >&2; exit 1; fi
-  echo "SKIP claude_real: no npm" >&2; exit 0
-fi
-cache=${CONVO_DOCTOR_CI_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/convo-doctor-ci}
-prefix="$cache/claude-code-$VERSION"
-bin="$prefix/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
-if [ ! -x "$bin" ]; then
-  npm install --silent --no-save --no-audit --no-fund --prefix "$prefix" "@anthropic-ai/claude-code@$VERSION"
-fi
-test "$("$bin" --version)" = "$VERSION (Claude Code)"
-PY=$(command -v python3 || echo "$(pyenv root)/versions/3.12.1/bin/python")
+. tests/jsonl_real.sh
+real_client claude_real @anthropic-ai/claude-code "$VERSION" \
+  node_modules/@anthropic-ai/claude-code-linux-x64/claude "$VERSION (Claude Code)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -a fixtures/claude/fuzz "$work/cases"

@@ -9,18 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=0.171.0
-if ! command -v npm >/dev/null; then
-  if [ "${CONVO_DOCTOR_CI:-}" = 1 ]; then echo "codex_real: npm is missing" >&2; exit 1; fi
-  echo "SKIP codex_real: no npm" >&2; exit 0
-fi
-cache=${CONVO_DOCTOR_CI_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/convo-doctor-ci}
-prefix="$cache/codex-$VERSION"
-bin="$prefix/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-if [ ! -x "$bin" ]; then
-  npm install --silent --no-save --no-audit --no-fund --prefix "$prefix" "@openai/codex@$VERSION"
-fi
-test "$("$bin" --version)" = "codex-cli $VERSION"
-PY=$(command -v python3 || echo "$(pyenv root)/versions/3.12.1/bin/python")
+. tests/jsonl_real.sh
+real_client codex_real @openai/codex "$VERSION" \
+  node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex "codex-cli $VERSION"
 "$PY" - "$bin" <<'PY'
 import json, os, sys
 sys.path.insert(0, "fixtures/codex/gen")

@@ -3,27 +3,17 @@
 //! the docs and `--help` know them), run on a session by [`run`], not on an
 //! OpenHands folder (their [`Check::run`] finds nothing there).
 
-use crate::checks::{Applicability, Check, Ctx, Finding, Repair, Severity};
+use crate::checks::{Applicability, Finding, Repair, Severity};
+use crate::sessions::checks::session_check;
 
-use super::session::{LineKind, Session};
+use super::session::Session;
 use super::view::{Broken, View};
 
-pub const BROKEN_PARENT: &str = "claude-broken-parent";
-pub const INVALID_LINE: &str = "claude-invalid-line";
-pub const DUPLICATE_UUID: &str = "claude-duplicate-uuid";
-pub const UNPAIRED_TOOL: &str = "claude-unpaired-tool";
-
-pub struct BrokenParent;
-
-impl Check for BrokenParent {
-    fn id(&self) -> &'static str {
-        BROKEN_PARENT
-    }
-    fn summary(&self) -> &'static str {
-        "Claude Code: a record's parentUuid is null, names no record or loops, so `--resume` leaves history out or relies on the client's re-attachment"
-    }
-    fn explain(&self) -> &'static str {
-        "Claude Code resumes a session by walking `parentUuid` back from the newest \
+session_check! {
+    BrokenParent,
+    BROKEN_PARENT = "claude-broken-parent",
+    summary: "Claude Code: a record's parentUuid is null, names no record or loops, so `--resume` leaves history out or relies on the client's re-attachment",
+    explain: "Claude Code resumes a session by walking `parentUuid` back from the newest \
 record no record names as its parent, and resends only that chain. Measured \
 with the real client (2.1.328, fixtures/claude/sessions): a `parentUuid` of \
 null on any record but the first (and a compaction's boundary) is a root, \
@@ -36,95 +26,56 @@ skips messages or finds nothing earlier (the environment attachment stamped \
 before the first prompt: the prompt is lost). A null that costs nothing (a \
 summary record right after its compaction's boundary) is a warning. The repair re-links the record \
 to the record written before it in the file (the previous record of the main \
-chain), the link the client wrote. See docs/claude-code.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair {
-            applicability: Applicability::Safe,
-            phase: crate::edit::Phase::Links,
-            what: "Claude Code sessions: re-link the record to the record written before it in the file (the previous main-chain record), so `--resume` resends the whole history",
-            guards: "the file is a Claude Code session; the previous main-chain record exists and is not the record's own descendant; only `parentUuid` of that line changes (proven by parsing both)",
-            planner: None,
-        }
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+chain), the link the client wrote. See docs/claude-code.md.",
+    repair: Repair {
+        applicability: Applicability::Safe,
+        phase: crate::edit::Phase::Links,
+        what: "Claude Code sessions: re-link the record to the record written before it in the file (the previous main-chain record), so `--resume` resends the whole history",
+        guards: "the file is a Claude Code session; the previous main-chain record exists and is not the record's own descendant; only `parentUuid` of that line changes (proven by parsing both)",
+        planner: None,
+    },
 }
 
-pub struct InvalidLine;
-
-impl Check for InvalidLine {
-    fn id(&self) -> &'static str {
-        INVALID_LINE
-    }
-    fn summary(&self) -> &'static str {
-        "Claude Code: a session line is not a JSON object (the client skips it; a truncated last line loses that record)"
-    }
-    fn explain(&self) -> &'static str {
-        "A line of a Claude Code session that is not a JSON object. Measured with \
+session_check! {
+    InvalidLine,
+    INVALID_LINE = "claude-invalid-line",
+    summary: "Claude Code: a session line is not a JSON object (the client skips it; a truncated last line loses that record)",
+    explain: "A line of a Claude Code session that is not a JSON object. Measured with \
 the real client (2.1.328): it skips the line and resumes; a record cut short \
 at the end of the file (a write interrupted) is lost, and when it was the \
 last reply the client resends the prompt before it and answers for it \
 itself (\"No response requested.\"). No automatic repair yet: the line's \
-bytes are all that is left of the record. See docs/claude-code.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair::manual(
-            "the line's bytes are all that is left of the record; the client already skips it",
-        )
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+bytes are all that is left of the record. See docs/claude-code.md.",
+    repair: Repair::manual(
+        "the line's bytes are all that is left of the record; the client already skips it",
+    ),
 }
 
-pub struct DuplicateUuid;
-
-impl Check for DuplicateUuid {
-    fn id(&self) -> &'static str {
-        DUPLICATE_UUID
-    }
-    fn summary(&self) -> &'static str {
-        "Claude Code: one uuid written on several lines with different content (the client resends the last one written)"
-    }
-    fn explain(&self) -> &'static str {
-        "Two lines of a Claude Code session carry the same `uuid` and different \
+session_check! {
+    DuplicateUuid,
+    DUPLICATE_UUID = "claude-duplicate-uuid",
+    summary: "Claude Code: one uuid written on several lines with different content (the client resends the last one written)",
+    explain: "Two lines of a Claude Code session carry the same `uuid` and different \
 content. Measured with the real client (2.1.328): it resends the content \
 of the last line written, in the place of the first in the chain. Which \
 content is right is a judgement: no automatic repair. See \
-docs/claude-code.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair::manual("which of the contents is right is a judgement the file cannot make")
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+docs/claude-code.md.",
+    repair: Repair::manual("which of the contents is right is a judgement the file cannot make"),
 }
 
-pub struct UnpairedTool;
-
-impl Check for UnpairedTool {
-    fn id(&self) -> &'static str {
-        UNPAIRED_TOOL
-    }
-    fn summary(&self) -> &'static str {
-        "Claude Code: a tool_use without its tool_result on the resumed chain, or a result without its call (the client drops the message)"
-    }
-    fn explain(&self) -> &'static str {
-        "A message on the chain `--resume` resends holds a `tool_use` whose \
+session_check! {
+    UnpairedTool,
+    UNPAIRED_TOOL = "claude-unpaired-tool",
+    summary: "Claude Code: a tool_use without its tool_result on the resumed chain, or a result without its call (the client drops the message)",
+    explain: "A message on the chain `--resume` resends holds a `tool_use` whose \
 `tool_result` is not on the chain, or a `tool_result` whose `tool_use` is not \
 (a record deleted, cut off by a broken link, or a call interrupted). The API \
 refuses unpaired tool blocks; measured with the real client (2.1.328, the \
 differential fuzzer's cases in fixtures/claude/fuzz): it drops such a message \
 from what it resends. No automatic repair yet: answering the call the way \
 the client answers an interrupted one is not proven with the client yet. \
-See docs/claude-code.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair::manual("answering an interrupted call the way the client does is not proven with the client yet")
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
-}
-
-/// "line 42".
-pub fn line_name(s: &Session, i: usize) -> String {
-    format!("line {}", s.lines[i].no)
+See docs/claude-code.md.",
+    repair: Repair::manual("answering an interrupted call the way the client does is not proven with the client yet"),
 }
 
 /// Every Claude Code finding of a session, with its view.
@@ -144,26 +95,24 @@ pub fn run(s: &Session, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
             out.push(Finding::new(
                 UNPAIRED_TOOL,
                 Severity::Warning,
-                line_name(s, i),
+                s.line_name(i),
                 format!("{what}: the client drops this message when it resumes"),
             ));
         }
     }
     if selected(INVALID_LINE) {
-        for l in &s.lines {
-            if let LineKind::Invalid { reason, truncated } = &l.kind {
-                let msg = if *truncated {
-                    format!("the last line ends without a newline and is cut short ({reason}): the record a crash was writing is lost; the client skips it")
-                } else {
-                    format!("{reason}: the client skips this line")
-                };
-                out.push(Finding::new(
-                    INVALID_LINE,
-                    Severity::Warning,
-                    format!("line {}", l.no),
-                    msg,
-                ));
-            }
+        for (i, reason, truncated) in s.invalid() {
+            let msg = if truncated {
+                format!("the last line ends without a newline and is cut short ({reason}): the record a crash was writing is lost; the client skips it")
+            } else {
+                format!("{reason}: the client skips this line")
+            };
+            out.push(Finding::new(
+                INVALID_LINE,
+                Severity::Warning,
+                s.line_name(i),
+                msg,
+            ));
         }
     }
     if selected(DUPLICATE_UUID) {
@@ -179,11 +128,11 @@ pub fn run(s: &Session, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
                 Some(&(j, h)) if h != r.content_hash => out.push(Finding::new(
                     DUPLICATE_UUID,
                     Severity::Warning,
-                    line_name(s, i),
+                    s.line_name(i),
                     format!(
                         "uuid `{}` was written before at {} with other content: the client resends this line's content in its place",
                         s.redactor.redact(u),
-                        line_name(s, j)
+                        s.line_name(j)
                     ),
                 )),
                 Some(_) => {}
@@ -210,12 +159,10 @@ fn broken_parent(s: &Session, v: &View, out: &mut Vec<Finding>) {
         };
         // the messages written before this record (in the file) the walk
         // does not resend: what this link costs
-        let lost_here = v.lost.iter().filter(|&&j| j < link.at).count();
+        // (`lost` is in file order)
+        let lost_here = v.lost.partition_point(|&j| j < link.at);
         let how = match (link.why, link.to) {
-            (_, Some(to)) => format!(
-                "the client (2.1.328) re-attaches it to {}",
-                line_name(s, to)
-            ),
+            (_, Some(to)) => format!("the client (2.1.328) re-attaches it to {}", s.line_name(to)),
             (Broken::FalseRoot, None) => "the client's walk ends there".to_string(),
             (_, None) => {
                 "the client finds nothing to re-attach it to: its walk ends there".to_string()
@@ -227,7 +174,7 @@ fn broken_parent(s: &Session, v: &View, out: &mut Vec<Finding>) {
                 format!(
                     "{how}; resume sends {n} of {m} messages, {} cut off at {}",
                     lost_here,
-                    line_name(s, link.at)
+                    s.line_name(link.at)
                 ),
             )
         } else {
@@ -239,7 +186,7 @@ fn broken_parent(s: &Session, v: &View, out: &mut Vec<Finding>) {
         out.push(Finding::new(
             BROKEN_PARENT,
             severity,
-            line_name(s, link.at),
+            s.line_name(link.at),
             format!("on {what}, {}: {effect}", link.why.words()),
         ));
     }

@@ -15,9 +15,11 @@ pub mod repair;
 pub mod session;
 pub mod view;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::report::{ConversationReport, EventCounts, EventRow, LoadFailure};
+use crate::sessions::list::Listing;
+use crate::sessions::{stem, Ask};
 use crate::store::fsread::ReadError;
 
 use session::{LineKind, Parent, Session};
@@ -34,24 +36,23 @@ pub enum Shape {
 }
 
 /// Whether `path` is a Claude Code store, told by its shape without
-/// following a link: a `*.jsonl` file; a folder holding a `*.jsonl` file
-/// that reads like a session and no OpenHands conversation (`events/`,
-/// `base_state.json`); a folder named `projects` inside `.claude`, or
-/// `.claude` itself.
+/// following a link: a `*.jsonl` file (a link or a FIFO so named too: reading
+/// it says what it is); a folder holding a `*.jsonl` file that reads like a
+/// session and no OpenHands conversation (`events/`, `base_state.json`); a
+/// folder named `projects` inside `.claude`, or `.claude` itself.
 pub fn shape(path: &Path) -> Option<Shape> {
     let md = std::fs::symlink_metadata(path).ok()?;
-    if md.is_file() {
-        return (path.extension().is_some_and(|e| e == "jsonl")).then_some(Shape::Session);
-    }
     if !md.is_dir() {
-        return None;
+        return (path.extension().is_some_and(|e| e == "jsonl")).then_some(Shape::Session);
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let parent = path
         .parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned());
-    if name.as_deref() == Some(".claude") && path.join("projects").is_dir() {
+    if name.as_deref() == Some(".claude")
+        && std::fs::symlink_metadata(path.join("projects")).is_ok()
+    {
         return Some(Shape::Projects);
     }
     if name.as_deref() == Some("projects") && parent.as_deref() == Some(".claude") {
@@ -61,35 +62,17 @@ pub fn shape(path: &Path) -> Option<Shape> {
         return None;
     }
     jsonl_files(path)
+        .files
         .iter()
         .any(|f| looks_like_session(f))
         .then_some(Shape::Project)
 }
 
 /// Whether a `*.jsonl` file reads like a Claude Code session: its first
-/// 64 KiB name `parentUuid` or `sessionId` (opened without following a link
-/// or blocking on a FIFO), so a folder that merely holds some other JSON
-/// Lines file is not taken for a project folder.
+/// 64 KiB name `parentUuid` or `sessionId`, so a folder that merely holds
+/// some other JSON Lines file is not taken for a project folder.
 fn looks_like_session(path: &Path) -> bool {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)
-    else {
-        return false;
-    };
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let mut head = Vec::new();
-    if f.take(64 * 1024).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
-    has(b"\"parentUuid\"") || has(b"\"sessionId\"")
+    crate::sessions::read::head_says(path, &[b"\"parentUuid\"", b"\"sessionId\""], &[])
 }
 
 /// A session file's name: `*.jsonl`, one plain component, not hidden.
@@ -101,50 +84,50 @@ pub fn is_session_name(name: &str) -> bool {
         && !name.contains('\0')
 }
 
-/// The `*.jsonl` regular files directly in `dir` (links not followed),
-/// sorted.
-fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    out.sort();
-    out
+/// How Claude Code names its session files: `*.jsonl`.
+const RULE: crate::sessions::list::Rule = crate::sessions::list::Rule {
+    named: &|name| Path::new(name).extension().is_some_and(|e| e == "jsonl"),
+    sniffed: &|_, _| false,
+    skip_hidden: false,
+    files_at_top: true,
+};
+
+/// The `*.jsonl` files directly in `dir` (links not followed, but listed:
+/// reading one says it is a link), sorted.
+fn jsonl_files(dir: &Path) -> Listing {
+    let mut l = Listing::default();
+    l.walk(dir, 0, &RULE, 0);
+    l
 }
 
-/// The session files a PATH of shape `s` holds, and scan errors.
-pub fn sessions(path: &Path, s: &Shape) -> (Vec<PathBuf>, Vec<String>) {
+/// The session files a PATH of shape `s` holds, scan errors and notes.
+pub fn sessions(path: &Path, s: &Shape) -> Listing {
     match s {
-        Shape::Session => (vec![path.to_path_buf()], Vec::new()),
-        Shape::Project => (jsonl_files(path), Vec::new()),
+        Shape::Session => Listing {
+            files: vec![path.to_path_buf()],
+            ..Default::default()
+        },
+        Shape::Project => jsonl_files(path),
         Shape::Projects => {
             let root = if path.file_name().is_some_and(|n| n == ".claude") {
                 path.join("projects")
             } else {
                 path.to_path_buf()
             };
-            let mut errors = Vec::new();
-            let mut dirs: Vec<PathBuf> = match std::fs::read_dir(&root) {
-                Ok(rd) => rd
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                    .map(|e| e.path())
-                    .collect(),
-                Err(e) => {
-                    errors.push(format!(
-                        "cannot list `{}`: {}",
-                        root.display(),
-                        crate::store::fsread::os_words(&e)
-                    ));
-                    Vec::new()
-                }
-            };
-            dirs.sort();
-            (dirs.iter().flat_map(|d| jsonl_files(d)).collect(), errors)
+            let mut l = Listing::default();
+            match crate::sessions::list::linked_folder(&root) {
+                Some(note) => l.notes.push(note),
+                None => l.walk(
+                    &root,
+                    1,
+                    &crate::sessions::list::Rule {
+                        files_at_top: false,
+                        ..RULE
+                    },
+                    0,
+                ),
+            }
+            l
         }
     }
 }
@@ -163,54 +146,27 @@ impl Analysis {
     }
 }
 
+/// How a Claude Code session is named in a report.
+pub const WORDS: crate::sessions::Words = crate::sessions::Words {
+    tag: "claude-code",
+    client: "Claude Code",
+    unit: "session",
+    file: "the session file",
+    unreadable: "unreadable session",
+};
+
 /// The report of one session file, as every renderer shows it. A file that
 /// cannot be read is a report with a load error (what is wrong with the
 /// file) or, for a scan error (permission, I/O), `access_errors`.
-pub fn analyze(
-    path: &Path,
-    display: String,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
-    let mut r = ConversationReport::record(display, String::new(), "claude-code".into());
-    r.id_dashed = None;
-    let a = match Analysis::load(path) {
-        Ok(a) => a,
-        Err(ReadError::Access { message, .. }) => {
-            r.access_errors.push(message);
-            r.events.agent_view = None;
-            return r;
-        }
-        Err(ReadError::File(u)) => {
-            r.id = stem(path);
-            r.events.agent_view = None;
-            r.load_error = Some(LoadFailure {
-                exception: "unreadable session",
-                message: format!("the session file cannot be read: {u}"),
-            });
-            r.verdict = "Claude Code cannot resume this session: the file cannot be read".into();
-            return r;
-        }
-    };
-    report(&a, path, r, selected, event_list)
+pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
+    crate::sessions::analyze(&WORDS, path, display, ask, stem, Analysis::load, report)
 }
 
-fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-fn report(
-    a: &Analysis,
-    path: &Path,
-    mut r: ConversationReport,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
+fn report(a: Analysis, path: &Path, mut r: ConversationReport, ask: &Ask) -> ConversationReport {
+    let a = &a;
+    let (selected, event_list) = (ask.selected, ask.event_list);
     let (s, v) = (&a.session, &a.view);
     r.id = s.id(path);
-    r.id_dashed = None;
     r.server_version = match s.version() {
         Some(ver) => format!("claude-code {}", crate::text::clip(ver, 40)),
         None => "claude-code".into(),
@@ -254,7 +210,7 @@ pub fn verdict(a: &Analysis) -> String {
         format!(
             " ({} before the compaction at {}, summarised)",
             crate::checks::plural(v.compacted.len(), "message", "messages"),
-            checks::line_name(s, v.chain[0])
+            s.line_name(v.chain[0])
         )
     };
     let unpaired = if v.unpaired.is_empty() {
@@ -278,7 +234,7 @@ pub fn verdict(a: &Analysis) -> String {
         .rev()
         .find(|b| b.to.is_none())
         .or(v.broken.first())
-        .map(|b| format!(" at {}", checks::line_name(s, b.at)))
+        .map(|b| format!(" at {}", s.line_name(b.at)))
         .unwrap_or_default();
     format!(
         "resume sends {n} of {m} messages: {} cut off{at}{unpaired}{compacted}",
@@ -291,6 +247,8 @@ pub fn verdict(a: &Analysis) -> String {
 fn rows(a: &Analysis) -> Vec<EventRow> {
     let (s, v) = (&a.session, &a.view);
     let on_chain: std::collections::HashSet<usize> = v.chain.iter().copied().collect();
+    let unpaired: std::collections::HashSet<usize> = v.unpaired.iter().copied().collect();
+    let fetched: std::collections::HashSet<usize> = v.fetched.iter().copied().collect();
     let mut out = Vec::new();
     for (i, l) in s.lines.iter().enumerate() {
         let row = |kind: Option<String>, parent, parent_link, in_view, note: String| EventRow {
@@ -322,11 +280,11 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     _ => (None, "none"),
                 };
                 let superseded = r.uuid.as_ref().and_then(|u| v.by_uuid.get(u)) != Some(&i);
-                let note = if v.unpaired.contains(&i) {
+                let note = if unpaired.contains(&i) {
                     "an unpaired tool call or result: the client drops it".into()
                 } else if on_chain.contains(&i) {
                     String::new()
-                } else if v.fetched.contains(&i) {
+                } else if fetched.contains(&i) {
                     "off the chain; the client fetches it as the result of a call on it".into()
                 } else if superseded {
                     "its uuid is written again later".into()
@@ -340,7 +298,7 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     None => crate::text::clip(&r.kind, 40),
                 };
                 let sent =
-                    (on_chain.contains(&i) || v.fetched.contains(&i)) && !v.unpaired.contains(&i);
+                    (on_chain.contains(&i) || fetched.contains(&i)) && !unpaired.contains(&i);
                 out.push(row(Some(kind), parent, link, sent, note));
             }
             LineKind::Record(_) => {}

@@ -1,11 +1,17 @@
-//! Re-linking a broken parent (`claude-broken-parent`): planned here, from
-//! the session and its view; nothing is written by this module.
+//! Re-linking a broken parent (`claude-broken-parent`): planned and proven
+//! here, from the session and its view, and brought to the JSONL core's
+//! repair run ([`Sessions`]); nothing is written by this module.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::checks::BROKEN_PARENT;
 use super::session::{Parent, Session};
 use super::view::{Broken, View};
+use crate::sessions::repair::{Adapter, Changes, Rewrite};
 
 /// One planned re-link: line index `at` gets `parentUuid` = `to_uuid` (the
 /// record written before it, line index `to`), or null for a compaction's
@@ -28,6 +34,16 @@ pub fn plan(s: &Session, v: &View) -> Vec<Relink> {
     let finals: std::collections::HashSet<usize> = v.by_uuid.values().copied().collect();
     let pos_in_chain: std::collections::HashMap<usize, usize> =
         v.chain.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    // the previous main-chain record of every line, in one pass (a scan
+    // back per broken link was quadratic on a long run of side records)
+    let mut prev_main: Vec<Option<usize>> = Vec::with_capacity(s.lines.len());
+    let mut last = None;
+    for (j, l) in s.lines.iter().enumerate() {
+        prev_main.push(last);
+        if finals.contains(&j) && l.record().is_some_and(|r| r.in_tree() && !r.sidechain) {
+            last = Some(j);
+        }
+    }
     let mut out = Vec::new();
     for link in &v.broken {
         // a re-attachment that loses nothing is re-linked too: it rests on
@@ -43,13 +59,9 @@ pub fn plan(s: &Session, v: &View) -> Vec<Relink> {
             }
             continue;
         }
-        let prev = (0..link.at).rev().find(|&j| {
-            finals.contains(&j)
-                && s.lines[j]
-                    .record()
-                    .is_some_and(|r| r.in_tree() && !r.sidechain)
-        });
-        let Some(prev) = prev else { continue };
+        let Some(prev) = prev_main[link.at] else {
+            continue;
+        };
         // the previous record must not be a descendant of this one on the
         // chain (it would close a loop)
         if let (Some(&a), Some(&b)) = (pos_in_chain.get(&link.at), pos_in_chain.get(&prev)) {
@@ -169,30 +181,128 @@ pub struct Relinked {
     pub to_line: Option<usize>,
 }
 
-/// What became of one session.
-#[derive(Debug, Serialize)]
-pub struct Outcome {
-    pub path: String,
-    /// `fixed`, `would-fix` (dry run), `unchanged`, `failed`.
-    pub status: &'static str,
+/// The re-links of one session, as reported (`relinked` in JSON).
+#[derive(Debug, Default, Serialize)]
+pub struct Relinks {
     pub relinked: Vec<Relinked>,
-    /// The verdict before and after ("resume sends N of M messages…").
-    pub before: String,
-    pub after: String,
-    pub error: Option<String>,
-    #[serde(skip)]
-    pub redactor: crate::secrets::Redactor,
 }
 
-#[derive(Debug, Default, Serialize)]
-pub struct Summary {
-    pub sessions: usize,
-    pub fixed: usize,
-    /// Sessions `--dry-run` would fix.
-    pub would_fix: usize,
-    pub failed: usize,
-    pub run_id: Option<String>,
-    pub backup_dir: Option<String>,
-    pub dry_run: bool,
-    pub errors: Vec<String>,
+impl Changes for Relinks {
+    type Item = Relinked;
+
+    fn items(&self) -> &[Relinked] {
+        &self.relinked
+    }
+
+    fn human(l: &Relinked, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()> {
+        let now = match (&l.parent_now, l.to_line) {
+            (Some(p), Some(t)) => format!("\"{}\" (line {t})", r(p)),
+            (Some(p), None) => format!("\"{}\"", r(p)),
+            (None, _) => "null (a compaction's boundary is a root)".into(),
+        };
+        let was = match &l.parent_was {
+            Some(p) => format!("\"{}\"", r(p)),
+            None => "null".into(),
+        };
+        let line = l.line;
+        writeln!(
+            w,
+            "  line {line}: parentUuid {was} -> {now} [claude-broken-parent]"
+        )
+    }
+}
+
+/// What became of one session.
+pub type Outcome = crate::sessions::repair::Outcome<Relinks>;
+
+/// `convo-doctor repair` of Claude Code sessions (PATHs that are session
+/// files, project folders or `~/.claude/projects`): each session's broken
+/// parents re-linked ([`plan`]), proven twice (each edited line parses to
+/// its original with `parentUuid` alone changed; the repaired session's walk
+/// has no broken link and resends at least what it did).
+pub struct Sessions;
+
+impl Adapter for Sessions {
+    const CLIENT: &'static str = "Claude Code";
+    const UNITS: (&'static str, &'static str) = ("session", "sessions");
+    const STORE: &'static str = "projects folder";
+    type Changes = Relinks;
+
+    fn backup_inside(abs: &Path, _files: &[PathBuf]) -> bool {
+        abs.components()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w[0].as_os_str() == ".claude" && w[1].as_os_str() == "projects")
+    }
+
+    fn plan(
+        path: &Path,
+        dry_run: bool,
+        selected: &dyn Fn(&str) -> bool,
+    ) -> (Outcome, Option<Rewrite>) {
+        if selected(BROKEN_PARENT) {
+            return plan_one(path, dry_run);
+        }
+        let (mut o, _) = plan_one(path, true);
+        if o.status == "would-fix" {
+            o.status = "unchanged";
+            o.changes.relinked.clear();
+            o.after = o.before.clone();
+        }
+        (o, None)
+    }
+}
+
+/// Plan one session: the outcome and, when there is something to write,
+/// the bytes read and the bytes to write.
+fn plan_one(path: &Path, dry_run: bool) -> (Outcome, Option<Rewrite>) {
+    let o = Outcome::new(path);
+    let a = match super::Analysis::load(path) {
+        Ok(a) => a,
+        Err(e) => return (o.unread(e), None),
+    };
+    let mut o = Outcome {
+        redactor: a.session.redactor.clone(),
+        before: super::verdict(&a),
+        ..o
+    };
+    o.after = o.before.clone();
+    let relinks = plan(&a.session, &a.view);
+    if relinks.is_empty() {
+        return (o, None);
+    }
+    let bytes = match apply(&a.session, &relinks) {
+        Ok(b) => b,
+        Err(why) => {
+            let why = format!("the re-link could not be proven ({why}); nothing was changed");
+            return (o.failed(why), None);
+        }
+    };
+    // the second proof: the repaired session as the client would walk it
+    let fixed = super::Analysis {
+        view: super::view::build(&super::session::parse(bytes.clone())),
+        session: super::session::parse(bytes.clone()),
+    };
+    let relinked: std::collections::HashSet<usize> = relinks.iter().map(|r| r.at).collect();
+    let worse = fixed.view.resent.len() < a.view.resent.len()
+        || fixed.view.broken.iter().any(|b| relinked.contains(&b.at));
+    if worse {
+        let why = "the re-linked session would not resend more; nothing was changed";
+        return (o.failed(why.into()), None);
+    }
+    o.after = super::verdict(&fixed);
+    for r in &relinks {
+        let rec = a.session.lines[r.at].record().expect("a record");
+        o.changes.relinked.push(Relinked {
+            line: a.session.lines[r.at].no,
+            parent_was: match &rec.parent {
+                Parent::Id(p) => Some(p.clone()),
+                _ => None,
+            },
+            parent_now: r.to_uuid.clone(),
+            to_line: r.to.map(|t| a.session.lines[t].no),
+        });
+    }
+    o.status = if dry_run { "would-fix" } else { "fixed" };
+    (o, Some((a.session.bytes, bytes, vec![BROKEN_PARENT])))
 }

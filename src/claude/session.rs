@@ -1,14 +1,13 @@
-//! A Claude Code session file read into lines and records: bounded, without
-//! following a link or blocking on a FIFO (the folder reader's
-//! [`read_regular_checked`](crate::store::fsread::read_regular_checked)),
-//! every secret-looking value learned by the redactor as it is parsed.
+//! A Claude Code session file read into lines and records by the JSONL core
+//! ([`crate::sessions::read`]: bounded, no link followed, no FIFO blocked
+//! on, secrets learned as it is parsed): what a Claude Code record holds.
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::secrets::Redactor;
-use crate::store::fsread::{self, ReadError};
+use crate::store::fsread::ReadError;
 
 /// How a record names its parent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,45 +82,10 @@ pub struct Preserved {
 }
 
 /// What one line of the file is.
-#[derive(Clone, Debug)]
-pub enum LineKind {
-    Record(Box<Record>),
-    /// Empty or only white space.
-    Blank,
-    /// Not a JSON object: the client skips it. `truncated` when it is the
-    /// last line and has no newline after it (a write cut short).
-    Invalid {
-        reason: String,
-        truncated: bool,
-    },
-}
-
-#[derive(Clone, Debug)]
-pub struct Line {
-    /// 1-based line number.
-    pub no: usize,
-    /// Byte range in the file (without the newline).
-    pub start: usize,
-    pub end: usize,
-    pub kind: LineKind,
-}
-
-impl Line {
-    pub fn record(&self) -> Option<&Record> {
-        match &self.kind {
-            LineKind::Record(r) => Some(r),
-            _ => None,
-        }
-    }
-}
-
+pub type LineKind = crate::sessions::LineKind<Record>;
+pub type Line = crate::sessions::Line<Record>;
 /// A session file as read.
-pub struct Session {
-    pub lines: Vec<Line>,
-    /// The file's bytes, for a repair's rewrite and proof.
-    pub bytes: Vec<u8>,
-    pub redactor: Redactor,
-}
+pub type Session = crate::sessions::Jsonl<Record>;
 
 impl Session {
     /// The session's id: the `sessionId` its records carry, else the file
@@ -129,23 +93,12 @@ impl Session {
     pub fn id(&self, path: &Path) -> String {
         self.records()
             .find_map(|(_, r)| r.session_id.clone())
-            .unwrap_or_else(|| {
-                path.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            })
+            .unwrap_or_else(|| crate::sessions::stem(path))
     }
 
     /// The client version that wrote the newest record that says.
     pub fn version(&self) -> Option<&str> {
         self.records().rev().find_map(|(_, r)| r.version.as_deref())
-    }
-
-    pub fn records(&self) -> impl DoubleEndedIterator<Item = (usize, &Record)> {
-        self.lines
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| l.record().map(|r| (i, r)))
     }
 }
 
@@ -153,63 +106,26 @@ impl Session {
 /// wrong with the file itself (a link, a FIFO, too large) is the caller's
 /// to report.
 pub fn read(path: &Path) -> Result<Session, ReadError> {
-    let (bytes, _) = fsread::read_regular_checked(path)?;
-    Ok(parse(bytes))
+    crate::sessions::read::read(path)
 }
 
 /// Parse a session's bytes (one JSON record a line).
 pub fn parse(bytes: Vec<u8>) -> Session {
-    let mut redactor = Redactor::default();
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut no = 0;
-    while start < bytes.len() {
-        no += 1;
-        let (end, next, newline) = match bytes[start..].iter().position(|&b| b == b'\n') {
-            Some(n) => (start + n, start + n + 1, true),
-            None => (bytes.len(), bytes.len(), false),
-        };
-        let text = &bytes[start..end];
-        let kind = parse_line(text, !newline, &mut redactor);
-        lines.push(Line {
-            no,
-            start,
-            end,
-            kind,
-        });
-        start = next;
+    crate::sessions::read::parse(bytes)
+}
+
+impl crate::sessions::read::Record for Record {
+    fn not_json(e: &serde_json::Error) -> String {
+        format!("not JSON ({})", e.classify_reason())
     }
-    Session {
-        lines,
-        bytes,
-        redactor,
+
+    fn parse(o: &serde_json::Map<String, Value>, v: &Value, redactor: &mut Redactor) -> Record {
+        redactor.learn(v);
+        record(o)
     }
 }
 
-fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> LineKind {
-    if text.iter().all(u8::is_ascii_whitespace) {
-        return LineKind::Blank;
-    }
-    let v: Value = match serde_json::from_slice(text) {
-        Ok(v) => v,
-        Err(e) => {
-            return LineKind::Invalid {
-                reason: if e.is_eof() {
-                    "the JSON ends early".into()
-                } else {
-                    format!("not JSON ({})", e.classify_reason())
-                },
-                truncated: last_unterminated,
-            }
-        }
-    };
-    let Value::Object(o) = &v else {
-        return LineKind::Invalid {
-            reason: "JSON but not an object".into(),
-            truncated: false,
-        };
-    };
-    redactor.learn(&v);
+fn record(o: &serde_json::Map<String, Value>) -> Record {
     let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
     let parent = match o.get("parentUuid") {
         None => Parent::Absent,
@@ -254,7 +170,7 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
                 tail: g("tailUuid")?,
             })
         });
-    LineKind::Record(Box::new(Record {
+    Record {
         preserved,
         tool_uses,
         tool_results,
@@ -271,7 +187,7 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
             .and_then(Value::as_str)
             .map(str::to_string),
         content_hash,
-    }))
+    }
 }
 
 trait Classify {

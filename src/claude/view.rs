@@ -25,6 +25,10 @@
 //!   a phantom.
 //! - Lines that are not JSON are skipped; sidechain records are not walked
 //!   into from the main chain's leaf.
+//!
+//! Long because: the client's resume walk is one rule set, measured
+//! together; splitting it would separate rules that decide each other.
+//!
 
 use std::collections::{HashMap, HashSet};
 
@@ -123,7 +127,8 @@ pub fn build(s: &Session) -> View {
         if let Some(p) = &rec(b).preserved {
             segment = preserved_segment(p, &v.by_uuid, &|i| rec(i));
         }
-        main.retain(|i| *i >= b || segment.contains(i));
+        let kept: HashSet<usize> = segment.iter().copied().collect();
+        main.retain(|i| *i >= b || kept.contains(i));
     }
     let loaded: HashMap<&str, usize> = main
         .iter()
@@ -148,6 +153,36 @@ pub fn build(s: &Session) -> View {
         .filter_map(|&i| rec(i).timestamp.as_deref().map(|t| (t, i)))
         .collect();
     by_time.sort_unstable();
+    // the candidates not walked yet, found in O(log n) each (a scan past
+    // the walked ones was quadratic on a long chain of re-attachments)
+    let ranks: HashMap<&str, u32> = {
+        let mut stamps: Vec<&str> = by_time.iter().map(|&(t, _)| t).collect();
+        stamps.dedup();
+        stamps
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| (t, k as u32))
+            .collect()
+    };
+    let rank = |t: &str| ranks.get(t).copied();
+    let mut by_time_left = Rightmost::new(vec![0; by_time.len()]);
+    let by_time_pos: HashMap<usize, usize> = by_time
+        .iter()
+        .enumerate()
+        .map(|(k, &(_, i))| (i, k))
+        .collect();
+    let mut attachable_left = Rightmost::new(
+        attachable
+            .iter()
+            .map(|&j| {
+                rec(j)
+                    .timestamp
+                    .as_deref()
+                    .and_then(rank)
+                    .unwrap_or(NO_STAMP)
+            })
+            .collect(),
+    );
     let first_tree = main.first().copied();
     let mut seen: HashSet<usize> = HashSet::new();
     let mut cur = leaf;
@@ -155,6 +190,12 @@ pub fn build(s: &Session) -> View {
     while let Some(i) = cur {
         if !seen.insert(i) {
             break;
+        }
+        if let Some(&k) = by_time_pos.get(&i) {
+            by_time_left.remove(k);
+        }
+        if let Ok(k) = attachable.binary_search(&i) {
+            attachable_left.remove(k);
         }
         walked.push(i);
         let r = rec(i);
@@ -186,19 +227,18 @@ pub fn build(s: &Session) -> View {
             // yet, stamped no later than it
             Broken::Loop => {
                 let at = attachable.partition_point(|&j| j < i);
-                attachable[..at].iter().rev().copied().find(|j| {
-                    !seen.contains(j) && rec(*j).timestamp.as_deref().is_some_and(|jt| jt <= t)
-                })
+                // the newest stamp no later than `t` among those known
+                let bound = by_time
+                    .partition_point(|&(bt, _)| bt <= t)
+                    .checked_sub(1)
+                    .and_then(|k| rank(by_time[k].0))?;
+                attachable_left.rightmost(at, bound).map(|k| attachable[k])
             }
             // a phantom: the record stamped last no later than it, not
             // walked yet (the latest written of equal stamps)
             _ => {
                 let end = by_time.partition_point(|&(bt, _)| bt <= t);
-                by_time[..end]
-                    .iter()
-                    .rev()
-                    .map(|&(_, j)| j)
-                    .find(|j| !seen.contains(j))
+                by_time_left.rightmost(end, 0).map(|k| by_time[k].1)
             }
         });
         // after a compaction, a phantom that finds no record stamped before
@@ -206,11 +246,9 @@ pub fn build(s: &Session) -> View {
         let to = match to {
             None if written == Broken::Phantom && after_compaction => {
                 let at = attachable.partition_point(|&j| j < i);
-                attachable[..at]
-                    .iter()
-                    .rev()
-                    .copied()
-                    .find(|j| !seen.contains(j))
+                attachable_left
+                    .rightmost(at, NO_STAMP)
+                    .map(|k| attachable[k])
             }
             to => to,
         };
@@ -233,7 +271,8 @@ pub fn build(s: &Session) -> View {
         };
         if let Some(at) = after {
             let rest = walked.split_off(at + 1);
-            walked.extend(segment.iter().copied().filter(|i| !rest.contains(i)));
+            let later: HashSet<usize> = rest.iter().copied().collect();
+            walked.extend(segment.iter().copied().filter(|i| !later.contains(i)));
             walked.extend(rest);
             let mut once = HashSet::new();
             walked.retain(|i| once.insert(*i));
@@ -267,13 +306,14 @@ pub fn build(s: &Session) -> View {
         results.extend(rec(i).tool_results.iter().map(String::as_str));
     }
     let mut fetched: Vec<usize> = Vec::new();
+    let mut fetched_set: HashSet<usize> = HashSet::new();
     for &i in &on_chain_msgs {
         for u in &rec(i).tool_uses {
             if results.contains(u.as_str()) {
                 continue;
             }
             if let Some(&j) = result_at.get(u.as_str()) {
-                if !on_chain.contains(&j) && !fetched.contains(&j) {
+                if !on_chain.contains(&j) && fetched_set.insert(j) {
                     fetched.push(j);
                 }
             }
@@ -298,7 +338,7 @@ pub fn build(s: &Session) -> View {
     v.fetched = fetched;
     let loaded_set: HashSet<usize> = main.iter().copied().collect();
     for &m in &v.messages {
-        if on_chain.contains(&m) || v.fetched.contains(&m) {
+        if on_chain.contains(&m) || fetched_set.contains(&m) {
             continue;
         }
         if !loaded_set.contains(&m) {
@@ -336,4 +376,77 @@ fn preserved_segment<'a>(
         };
     }
     Vec::new()
+}
+
+/// A stamp rank no stamp has: a record without a timestamp (never "no later
+/// than" a stamp, yet a record all the same).
+const NO_STAMP: u32 = u32::MAX - 1;
+/// A position taken out (walked).
+const GONE: u32 = u32::MAX;
+
+/// Positions with a value each, some taken out: the rightmost position
+/// before `end` whose value is at most `bound`, in O(log n) (a tree of
+/// minimums), so that a walk asking "the nearest record before this one not
+/// walked yet" once per record stays linear up to a logarithm.
+struct Rightmost {
+    size: usize,
+    min: Vec<u32>,
+}
+
+impl Rightmost {
+    fn new(values: Vec<u32>) -> Rightmost {
+        let size = values.len().next_power_of_two().max(1);
+        let mut min = vec![GONE; 2 * size];
+        min[size..size + values.len()].copy_from_slice(&values);
+        for k in (1..size).rev() {
+            min[k] = min[2 * k].min(min[2 * k + 1]);
+        }
+        Rightmost { size, min }
+    }
+
+    fn remove(&mut self, pos: usize) {
+        let mut k = self.size + pos;
+        self.min[k] = GONE;
+        while k > 1 {
+            k /= 2;
+            self.min[k] = self.min[2 * k].min(self.min[2 * k + 1]);
+        }
+    }
+
+    /// The rightmost position `< end` whose value is `<= bound`.
+    fn rightmost(&self, end: usize, bound: u32) -> Option<usize> {
+        self.find(1, 0, self.size, end.min(self.size), bound)
+    }
+
+    fn find(&self, node: usize, lo: usize, hi: usize, end: usize, bound: u32) -> Option<usize> {
+        if lo >= end || self.min[node] > bound {
+            return None;
+        }
+        if hi - lo == 1 {
+            return Some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        self.find(2 * node + 1, mid, hi, end, bound)
+            .or_else(|| self.find(2 * node, lo, mid, end, bound))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rightmost_skips_what_was_taken_out_and_what_is_over_the_bound() {
+        let mut r = Rightmost::new(vec![3, 1, NO_STAMP, 2, 0]);
+        assert_eq!(r.rightmost(5, 0), Some(4));
+        assert_eq!(r.rightmost(4, 2), Some(3));
+        assert_eq!(r.rightmost(3, 2), Some(1));
+        assert_eq!(r.rightmost(3, NO_STAMP), Some(2));
+        r.remove(1);
+        assert_eq!(r.rightmost(3, 2), None);
+        assert_eq!(r.rightmost(3, 3), Some(0));
+        r.remove(4);
+        assert_eq!(r.rightmost(5, 0), None);
+        assert_eq!(Rightmost::new(Vec::new()).rightmost(0, NO_STAMP), None);
+    }
 }

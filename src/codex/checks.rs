@@ -3,28 +3,17 @@
 //! `--help` know them), run on a rollout by [`run`], not on an OpenHands
 //! folder (their [`Check::run`] finds nothing there).
 
-use crate::checks::{Applicability, Check, Ctx, Finding, Repair, Severity};
+use crate::checks::{Applicability, Finding, Repair, Severity};
+use crate::sessions::checks::session_check;
 
 use super::session::{LineKind, Rollout};
 use super::view::{NoResume, View};
 
-pub const MISSING_SESSION_META: &str = "codex-missing-session-meta";
-pub const INVALID_LINE: &str = "codex-invalid-line";
-pub const DUPLICATE_LINE: &str = "codex-duplicate-line";
-pub const UNPAIRED_CALL: &str = "codex-unpaired-call";
-pub const STATE_PARITY: &str = "codex-state-parity";
-
-pub struct MissingSessionMeta;
-
-impl Check for MissingSessionMeta {
-    fn id(&self) -> &'static str {
-        MISSING_SESSION_META
-    }
-    fn summary(&self) -> &'static str {
-        "Codex: the rollout does not start with a session_meta the client can read, so `codex resume` fails"
-    }
-    fn explain(&self) -> &'static str {
-        "Codex reads a rollout's first line as its `session_meta` (the session's \
+session_check! {
+    MissingSessionMeta,
+    MISSING_SESSION_META = "codex-missing-session-meta",
+    summary: "Codex: the rollout does not start with a session_meta the client can read, so `codex resume` fails",
+    explain: "Codex reads a rollout's first line as its `session_meta` (the session's \
 id, start time, working directory, originator and version). Measured with \
 the real client (0.171.0, fixtures/codex/sessions): without it, with it on \
 a later line, with one of `id`, `timestamp`, `cwd`, `originator`, \
@@ -35,62 +24,42 @@ line at all, the repair writes one back as line 1 from what the rollout \
 still holds: the id and start time of its file name, the working directory \
 of its first `turn_context`, the provider of its settings; originator \
 `convo-doctor` and version `unknown` (the client accepts both and resends \
-the whole history). See docs/codex.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair {
-            applicability: Applicability::Safe,
-            phase: crate::edit::Phase::State,
-            what: "Codex rollouts: write a session_meta line back as line 1, rebuilt from the file name (id, start time) and the rollout's own turn_context (working directory)",
-            guards: "the rollout has no session_meta line at all; its file name is `rollout-<time>-<uuid>.jsonl`; a `turn_context` or settings event names the working directory; the rebuilt rollout resumes (proven by its view) and every other line is kept byte for byte",
-            planner: None,
-        }
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+the whole history). See docs/codex.md.",
+    repair: Repair {
+        applicability: Applicability::Safe,
+        phase: crate::edit::Phase::State,
+        what: "Codex rollouts: write a session_meta line back as line 1, rebuilt from the file name (id, start time) and the rollout's own turn_context (working directory)",
+        guards: "the rollout has no session_meta line at all; its file name is `rollout-<time>-<uuid>.jsonl`; a `turn_context` or settings event names the working directory; the rebuilt rollout resumes (proven by its view) and every other line is kept byte for byte",
+        planner: None,
+    },
 }
 
-pub struct InvalidLine;
-
-impl Check for InvalidLine {
-    fn id(&self) -> &'static str {
-        INVALID_LINE
-    }
-    fn summary(&self) -> &'static str {
-        "Codex: a rollout line is not a JSON object (the client skips it; as the first line it cannot resume)"
-    }
-    fn explain(&self) -> &'static str {
-        "A line of a Codex rollout that is not a JSON object (a write cut short, \
+session_check! {
+    InvalidLine,
+    INVALID_LINE = "codex-invalid-line",
+    summary: "Codex: a rollout line is not a JSON object (the client skips it; as the first line it cannot resume)",
+    explain: "A line of a Codex rollout that is not a JSON object (a write cut short, \
 bytes from elsewhere). Measured with the real client (0.171.0): it skips the \
 line and resumes without that record (an item cut short is not resent); \
 when the line comes before the `session_meta` (the first line), the client \
 cannot resume at all (\"failed to parse first rollout record\"). The repair \
 sets the line aside: it leaves the rollout and is kept in the run's backup, \
 so a rollout whose first line was the bad one resumes again, whole. See \
-docs/codex.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair {
-            applicability: Applicability::Safe,
-            phase: crate::edit::Phase::Index,
-            what: "Codex rollouts: set the line aside (out of the rollout, kept in the run's backup)",
-            guards: "the line is not a JSON object (the client skips it already, or cannot start because of it); every other line is kept byte for byte",
-            planner: None,
-        }
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+docs/codex.md.",
+    repair: Repair {
+        applicability: Applicability::Safe,
+        phase: crate::edit::Phase::Index,
+        what: "Codex rollouts: set the line aside (out of the rollout, kept in the run's backup)",
+        guards: "the line is not a JSON object (the client skips it already, or cannot start because of it); every other line is kept byte for byte",
+        planner: None,
+    },
 }
 
-pub struct DuplicateLine;
-
-impl Check for DuplicateLine {
-    fn id(&self) -> &'static str {
-        DUPLICATE_LINE
-    }
-    fn summary(&self) -> &'static str {
-        "Codex: a rollout line written twice, byte for byte (an item is resent twice; a session_meta again drops the history before it)"
-    }
-    fn explain(&self) -> &'static str {
-        "A line of a Codex rollout that is byte for byte an earlier line (a write \
+session_check! {
+    DuplicateLine,
+    DUPLICATE_LINE = "codex-duplicate-line",
+    summary: "Codex: a rollout line written twice, byte for byte (an item is resent twice; a session_meta again drops the history before it)",
+    explain: "A line of a Codex rollout that is byte for byte an earlier line (a write \
 repeated). Measured with the real client (0.171.0): a `response_item` \
 written twice (a user message, a call, an output) is resent twice; a \
 `session_meta` written again starts the history over, so every item before \
@@ -98,55 +67,35 @@ it is not resent (an error: \"resume sends N of M items\"); a `compacted` \
 record written again starts the history over from the copy (an error when \
 items written between them are lost). Other records written twice change \
 nothing the client resends. The repair drops the later \
-copy. See docs/codex.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair {
-            applicability: Applicability::Safe,
-            phase: crate::edit::Phase::Index,
-            what: "Codex rollouts: drop the later copy of a line written twice",
-            guards: "the line is byte for byte an earlier line of the rollout (a response item, a session_meta, an event); every other line is kept byte for byte",
-            planner: None,
-        }
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+copy. See docs/codex.md.",
+    repair: Repair {
+        applicability: Applicability::Safe,
+        phase: crate::edit::Phase::Index,
+        what: "Codex rollouts: drop the later copy of a line written twice",
+        guards: "the line is byte for byte an earlier line of the rollout (a response item, a session_meta, an event); every other line is kept byte for byte",
+        planner: None,
+    },
 }
 
-pub struct UnpairedCall;
-
-impl Check for UnpairedCall {
-    fn id(&self) -> &'static str {
-        UNPAIRED_CALL
-    }
-    fn summary(&self) -> &'static str {
-        "Codex: a tool output without its call (the client drops it) or a call without its output (the client answers it itself)"
-    }
-    fn explain(&self) -> &'static str {
-        "A `function_call_output` whose `function_call` is not resent before it, \
+session_check! {
+    UnpairedCall,
+    UNPAIRED_CALL = "codex-unpaired-call",
+    summary: "Codex: a tool output without its call (the client drops it) or a call without its output (the client answers it itself)",
+    explain: "A `function_call_output` whose `function_call` is not resent before it, \
 or a call with no output (a record lost, an interrupted turn). Measured with \
 the real client (0.171.0): it drops such an output from what it resends, \
 and resends a call without output with an answer of its own. No automatic \
-repair: what the tool said is not in the rollout. See docs/codex.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair::manual(
-            "what the tool said is not in the rollout; the client already answers or drops it",
-        )
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+repair: what the tool said is not in the rollout. See docs/codex.md.",
+    repair: Repair::manual(
+        "what the tool said is not in the rollout; the client already answers or drops it",
+    ),
 }
 
-pub struct StateParity;
-
-impl Check for StateParity {
-    fn id(&self) -> &'static str {
-        STATE_PARITY
-    }
-    fn summary(&self) -> &'static str {
-        "Codex: the state database's thread row names a rollout that is gone (the client cannot resume the thread), or has no row for a rollout"
-    }
-    fn explain(&self) -> &'static str {
-        "Codex indexes its rollouts in a state database (`$CODEX_HOME/state_<n>.sqlite`, \
+session_check! {
+    StateParity,
+    STATE_PARITY = "codex-state-parity",
+    summary: "Codex: the state database's thread row names a rollout that is gone (the client cannot resume the thread), or has no row for a rollout",
+    explain: "Codex indexes its rollouts in a state database (`$CODEX_HOME/state_<n>.sqlite`, \
 table `threads`, column `rollout_path`); `codex doctor` checks that parity and \
 repairs nothing. Measured with the real client (0.171.0): a row whose \
 `rollout_path` is gone makes `codex exec resume <id>` fail (\"no rollout found \
@@ -158,12 +107,8 @@ rollout without a row is found by its id and its row written back \
 write-ahead log: convo-doctor reads it only. Proven fixes, by hand with the \
 client stopped: point the row at the rollout (`UPDATE threads SET \
 rollout_path = '<path>' WHERE id = '<id>'`) or delete the row (the client \
-writes it back on the next resume). See docs/codex.md."
-    }
-    fn repair(&self) -> Repair {
-        Repair::manual("the database is the client's, written through its write-ahead log; the proven fix (update or delete the row) is given by hand with the client stopped")
-    }
-    fn run(&self, _ctx: &Ctx, _out: &mut Vec<Finding>) {}
+writes it back on the next resume). See docs/codex.md.",
+    repair: Repair::manual("the database is the client's, written through its write-ahead log; the proven fix (update or delete the row) is given by hand with the client stopped"),
 }
 
 /// The state database's findings on one rollout.
@@ -177,6 +122,12 @@ pub fn state(p: &super::state::Parity, path: &std::path::Path) -> Option<Finding
             db.display().to_string(),
             "the state database has no row for this rollout: resume by its id finds it and writes the row back (the client, 0.171.0); a list read from the database may omit it".into(),
         )),
+        Parity::Unread { db, why } => Some(Finding::new(
+            STATE_PARITY,
+            Severity::Warning,
+            db.display().to_string(),
+            format!("the state database cannot be read ({why}): its rows were not compared with this rollout"),
+        )),
         Parity::Gone { db, named } => Some(Finding::new(
             STATE_PARITY,
             Severity::Error,
@@ -188,11 +139,6 @@ pub fn state(p: &super::state::Parity, path: &std::path::Path) -> Option<Finding
             ),
         )),
     }
-}
-
-/// "line 42".
-pub fn line_name(r: &Rollout, i: usize) -> String {
-    format!("line {}", r.lines[i].no)
 }
 
 /// The later copies of lines written twice: (line, its first copy).
@@ -222,10 +168,10 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
     if selected(MISSING_SESSION_META) {
         if let Some(why) = &v.no_resume {
             if !matches!(why, NoResume::FirstInvalid | NoResume::Empty) {
-                let at = v.first.map(|i| line_name(r, i)).unwrap_or_default();
+                let at = v.first.map(|i| r.line_name(i)).unwrap_or_default();
                 let more = match why {
                     NoResume::NoMeta { later: Some(j) } => {
-                        format!(" (a session_meta is at {})", line_name(r, *j))
+                        format!(" (a session_meta is at {})", r.line_name(*j))
                     }
                     NoResume::OtherId { meta, file } => format!(
                         " (`{}`, the file name says `{}`)",
@@ -247,16 +193,13 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
         }
     }
     if selected(INVALID_LINE) {
-        for (i, l) in r.lines.iter().enumerate() {
-            let LineKind::Invalid { reason, truncated } = &l.kind else {
-                continue;
-            };
+        for (i, reason, truncated) in r.invalid() {
             let (sev, effect) = if Some(i) == v.first {
                 (
                     Severity::Error,
                     "it is the first line: the client cannot resume this rollout".to_string(),
                 )
-            } else if *truncated {
+            } else if truncated {
                 (
                     Severity::Warning,
                     "the last line ends without a newline and is cut short: the record a crash was writing is lost; the client skips it".to_string(),
@@ -267,25 +210,27 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
             out.push(Finding::new(
                 INVALID_LINE,
                 sev,
-                line_name(r, i),
+                r.line_name(i),
                 format!("{reason}: {effect}"),
             ));
         }
     }
     if selected(DUPLICATE_LINE) {
+        // (`cut` is in file order)
+        let cut_before = |i: usize| v.cut.partition_point(|&k| k < i);
         for (i, j) in duplicates(r) {
             let rec = r.lines[i].record();
             let kind = rec.map(|x| x.kind.as_str()).unwrap_or("");
             let (sev, effect) = match kind {
                 "session_meta" if v.resumes() => {
-                    let lost = v.cut.iter().filter(|&&k| k < i).count();
+                    let lost = cut_before(i);
                     (
                         Severity::Error,
-                        format!("the client starts the history over there: resume sends {n} of {m} items, {lost} cut off at {}", line_name(r, i)),
+                        format!("the client starts the history over there: resume sends {n} of {m} items, {lost} cut off at {}", r.line_name(i)),
                     )
                 }
                 "compacted" if v.compaction == Some(i) => {
-                    let lost = v.cut.iter().filter(|&&k| k > j && k < i).count();
+                    let lost = cut_before(i) - v.cut.partition_point(|&k| k <= j);
                     let sev = if lost > 0 {
                         Severity::Error
                     } else {
@@ -304,7 +249,7 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
                         Some(it) => format!("a {}", it.kind),
                         None => "an item".into(),
                     };
-                    let sev = if v.resent.contains(&i) {
+                    let sev = if v.is_resent(i) {
                         Severity::Warning
                     } else {
                         Severity::Info
@@ -322,8 +267,8 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
             out.push(Finding::new(
                 DUPLICATE_LINE,
                 sev,
-                line_name(r, i),
-                format!("an exact copy of {}: {effect}", line_name(r, j)),
+                r.line_name(i),
+                format!("an exact copy of {}: {effect}", r.line_name(j)),
             ));
         }
     }
@@ -332,7 +277,7 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
             out.push(Finding::new(
                 UNPAIRED_CALL,
                 Severity::Warning,
-                line_name(r, i),
+                r.line_name(i),
                 "a tool output whose call is not resent before it: the client drops it".into(),
             ));
         }
@@ -340,7 +285,7 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
             out.push(Finding::new(
                 UNPAIRED_CALL,
                 Severity::Warning,
-                line_name(r, i),
+                r.line_name(i),
                 "a tool call without its output: the client resends it with an answer of its own"
                     .into(),
             ));

@@ -18,9 +18,11 @@ pub mod session;
 pub mod state;
 pub mod view;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::report::{ConversationReport, EventCounts, EventRow, LoadFailure};
+use crate::sessions::list::Listing;
+use crate::sessions::Ask;
 use crate::store::fsread::ReadError;
 
 use session::{LineKind, Rollout};
@@ -41,27 +43,26 @@ pub enum Shape {
 const DEPTH: usize = 3;
 
 /// Whether `path` is a Codex store, told by its shape without following a
-/// link: a `rollout-*.jsonl` file or a `*.jsonl` file that reads like a
-/// rollout; a folder with `sessions/` that is `.codex` or holds
-/// `config.toml` or a state database; a folder holding rollouts, or a
-/// `sessions` (year, month, day) folder holding them up to three levels
-/// down, and no OpenHands conversation.
+/// link: a `rollout-*.jsonl` file (a link or a FIFO so named too: reading it
+/// says what it is) or a `*.jsonl` file that reads like a rollout; a folder
+/// with `sessions/` (a link there too: the listing says it is not followed)
+/// that is `.codex` or holds `config.toml` or a state database; a folder
+/// holding rollouts, or a `sessions` (year, month, day) folder holding them
+/// up to three levels down, and no OpenHands conversation.
 pub fn shape(path: &Path) -> Option<Shape> {
     let md = std::fs::symlink_metadata(path).ok()?;
-    if md.is_file() {
+    if !md.is_dir() {
         let name = path.file_name()?.to_string_lossy().into_owned();
         let jsonl = name.ends_with(".jsonl");
         return (jsonl && (name.starts_with("rollout-") || looks_like_rollout(path)))
             .then_some(Shape::Rollout);
     }
-    if !md.is_dir() {
-        return None;
-    }
     if path.join("events").exists() || path.join("base_state.json").exists() {
         return None;
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let sessions = std::fs::symlink_metadata(path.join("sessions")).is_ok_and(|m| m.is_dir());
+    let sessions = std::fs::symlink_metadata(path.join("sessions"))
+        .is_ok_and(|m| m.is_dir() || m.file_type().is_symlink());
     if sessions
         && (name.as_deref() == Some(".codex")
             || path.join("config.toml").is_file()
@@ -72,17 +73,17 @@ pub fn shape(path: &Path) -> Option<Shape> {
     // a folder holding rollouts itself; or `sessions`, a year's, month's or
     // day's folder holding them below (not any folder above them: that is
     // the other adapters' to scan)
-    let mut found = Vec::new();
-    walk(path, 0, &mut found, &mut Vec::new(), 1);
+    let mut found = Listing::default();
+    found.walk(path, 0, &RULE, 1);
     let named = name.as_deref().is_some_and(|n| {
         n == "sessions"
             || n == "archived_sessions"
             || ((n.len() == 4 || n.len() == 2) && n.bytes().all(|b| b.is_ascii_digit()))
     });
-    if found.is_empty() && named {
-        walk(path, DEPTH, &mut found, &mut Vec::new(), 1);
+    if found.files.is_empty() && named {
+        found.walk(path, DEPTH, &RULE, 1);
     }
-    (!found.is_empty()).then_some(Shape::Tree)
+    (!found.files.is_empty()).then_some(Shape::Tree)
 }
 
 fn has_state_db(dir: &Path) -> bool {
@@ -98,83 +99,42 @@ fn has_state_db(dir: &Path) -> bool {
 
 /// Whether a `*.jsonl` file reads like a Codex rollout: its first 64 KiB
 /// hold a `session_meta` or `response_item` record and no Claude Code
-/// `parentUuid` (opened without following a link or blocking on a FIFO).
+/// `parentUuid`.
 fn looks_like_rollout(path: &Path) -> bool {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)
-    else {
-        return false;
-    };
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let mut head = Vec::new();
-    if f.take(64 * 1024).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
-    (has(b"\"type\":\"session_meta\"") || has(b"\"type\":\"response_item\""))
-        && !has(b"\"parentUuid\"")
+    crate::sessions::read::head_says(
+        path,
+        &[b"\"type\":\"session_meta\"", b"\"type\":\"response_item\""],
+        &[b"\"parentUuid\""],
+    )
 }
 
-/// The rollouts under `dir`, `depth` levels down at most: regular files
-/// (links not followed) named `rollout-*.jsonl`, or `*.jsonl` that read
-/// like rollouts; `limit` stops the walk at the first found when 1.
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, limit: usize) {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) => {
-            errors.push(format!(
-                "cannot list `{}`: {}",
-                dir.display(),
-                crate::store::fsread::os_words(&e)
-            ));
-            return;
-        }
-    };
-    let mut entries: Vec<_> = rd.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        if limit > 0 && out.len() >= limit {
-            return;
-        }
-        let Ok(t) = e.file_type() else { continue };
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
-        }
-        if t.is_dir() && depth > 0 {
-            walk(&p, depth - 1, out, errors, limit);
-        } else if t.is_file()
-            && name.ends_with(".jsonl")
-            && (name.starts_with("rollout-") || looks_like_rollout(&p))
-        {
-            out.push(p);
-        }
-    }
-}
+/// How Codex names its rollouts: `rollout-*.jsonl`, or a `*.jsonl` that
+/// reads like one; hidden entries passed over.
+const RULE: crate::sessions::list::Rule = crate::sessions::list::Rule {
+    named: &|name| name.starts_with("rollout-") && name.ends_with(".jsonl"),
+    sniffed: &|name, p| name.ends_with(".jsonl") && looks_like_rollout(p),
+    skip_hidden: true,
+    files_at_top: true,
+};
 
-/// The rollouts a PATH of shape `s` holds, and scan errors.
-pub fn sessions(path: &Path, s: &Shape) -> (Vec<PathBuf>, Vec<String>) {
-    let mut found = Vec::new();
-    let mut errors = Vec::new();
+/// The rollouts a PATH of shape `s` holds, scan errors and notes.
+pub fn sessions(path: &Path, s: &Shape) -> Listing {
+    let mut l = Listing::default();
     match s {
-        Shape::Rollout => found.push(path.to_path_buf()),
-        Shape::Tree => walk(path, DEPTH, &mut found, &mut errors, 0),
+        Shape::Rollout => l.files.push(path.to_path_buf()),
+        Shape::Tree => l.walk(path, DEPTH, &RULE, 0),
         Shape::Home => {
-            walk(&path.join("sessions"), DEPTH, &mut found, &mut errors, 0);
+            let tree = path.join("sessions");
+            match crate::sessions::list::linked_folder(&tree) {
+                Some(note) => l.notes.push(note),
+                None => l.walk(&tree, DEPTH, &RULE, 0),
+            }
             // the threads the state database lists whose rollout is gone
-            let ghosts = state::ghosts(path, &found);
-            found.extend(ghosts.into_iter().map(|(_, p)| p));
+            let ghosts = state::ghosts(path, &l.files);
+            l.files.extend(ghosts.into_iter().map(|(_, p)| p));
         }
     }
-    (found, errors)
+    l
 }
 
 /// The analysis of one rollout: the rollout, its view, its file name's id
@@ -201,19 +161,22 @@ impl Analysis {
     }
 }
 
+/// How a Codex rollout is named in a report.
+pub const WORDS: crate::sessions::Words = crate::sessions::Words {
+    tag: "codex",
+    client: "Codex",
+    unit: "rollout",
+    file: "the rollout",
+    unreadable: "unreadable rollout",
+};
+
 /// The report of one rollout, as every renderer shows it. A file that
 /// cannot be read is a report with a load error (what is wrong with the
 /// file) or, for a scan error (permission, I/O), `access_errors`.
-pub fn analyze(
-    path: &Path,
-    display: String,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
-    let mut r = ConversationReport::record(display, String::new(), "codex".into());
-    r.id_dashed = None;
-    if let Some(g) = ghost(path, selected) {
-        r.id = stem(path);
+pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
+    if let Some(g) = ghost(path, ask.selected) {
+        let mut r = ConversationReport::record(display, stem(path), WORDS.tag.into());
+        r.id_dashed = None;
         r.events.agent_view = None;
         r.load_error = Some(LoadFailure {
             exception: "rollout gone",
@@ -223,25 +186,7 @@ pub fn analyze(
         r.findings.extend(g);
         return r;
     }
-    let a = match Analysis::load(path) {
-        Ok(a) => a,
-        Err(ReadError::Access { message, .. }) => {
-            r.access_errors.push(message);
-            r.events.agent_view = None;
-            return r;
-        }
-        Err(ReadError::File(u)) => {
-            r.id = stem(path);
-            r.events.agent_view = None;
-            r.load_error = Some(LoadFailure {
-                exception: "unreadable rollout",
-                message: format!("the rollout cannot be read: {u}"),
-            });
-            r.verdict = "Codex cannot resume this rollout: the file cannot be read".into();
-            return r;
-        }
-    };
-    report(&a, path, r, selected, event_list)
+    crate::sessions::analyze(&WORDS, path, display, ask, stem, Analysis::load, report)
 }
 
 /// A path no file is at, named by a row of the state database above it:
@@ -269,20 +214,13 @@ fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::chec
 fn stem(path: &Path) -> String {
     match session::name_parts(path) {
         Some((id, _)) => id,
-        None => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        None => crate::sessions::stem(path),
     }
 }
 
-fn report(
-    a: &Analysis,
-    path: &Path,
-    mut r: ConversationReport,
-    selected: &dyn Fn(&str) -> bool,
-    event_list: bool,
-) -> ConversationReport {
+fn report(a: Analysis, path: &Path, mut r: ConversationReport, ask: &Ask) -> ConversationReport {
+    let a = &a;
+    let (selected, event_list) = (ask.selected, ask.event_list);
     let (s, v) = (&a.rollout, &a.view);
     r.id = a
         .file
@@ -290,7 +228,6 @@ fn report(
         .map(|f| f.0.clone())
         .or_else(|| s.id())
         .unwrap_or_else(|| stem(path));
-    r.id_dashed = None;
     r.server_version = match s.records().find_map(|(_, x)| x.meta_version.clone()) {
         Some(ver) => format!("codex {}", crate::text::clip(&ver, 40)),
         None => "codex".into(),
@@ -346,7 +283,7 @@ pub fn verdict(a: &Analysis) -> String {
     let (n, m) = (v.resent.len(), v.items.len() - summarised);
     let copies = checks::duplicates(s)
         .iter()
-        .filter(|(i, _)| v.resent.contains(i))
+        .filter(|(i, _)| v.is_resent(*i))
         .count();
     let mut notes = Vec::new();
     if copies > 0 {
@@ -358,7 +295,7 @@ pub fn verdict(a: &Analysis) -> String {
     if let Some(at) = v.compaction {
         notes.push(format!(
             "{summarised} before the compaction at {}, summarised",
-            checks::line_name(s, at)
+            s.line_name(at)
         ));
     }
     let notes = if notes.is_empty() {
@@ -377,7 +314,7 @@ pub fn verdict(a: &Analysis) -> String {
         parts.push(format!(
             "{} cut off at {} (a session_meta again)",
             v.cut.len(),
-            checks::line_name(s, at)
+            s.line_name(at)
         ));
     }
     if !v.orphan_outputs.is_empty() {
@@ -402,7 +339,12 @@ fn summarised(v: &view::View) -> usize {
 /// line number.
 fn rows(a: &Analysis) -> Vec<EventRow> {
     let (s, v) = (&a.rollout, &a.view);
-    let resent: std::collections::HashSet<usize> = v.resent.iter().copied().collect();
+    let set = |l: &[usize]| {
+        l.iter()
+            .copied()
+            .collect::<std::collections::HashSet<usize>>()
+    };
+    let (cut, orphans) = (set(&v.cut), set(&v.orphan_outputs));
     let mut out = Vec::new();
     for (i, l) in s.lines.iter().enumerate() {
         let row = |kind: Option<String>, in_view, note: String| EventRow {
@@ -425,7 +367,7 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     Some(it) => format!("response_item:{}", crate::text::clip(&it.kind, 40)),
                     None => crate::text::clip(&x.kind, 40),
                 };
-                let note = if resent.contains(&i) || x.item.is_none() {
+                let note = if v.is_resent(i) || x.item.is_none() {
                     if x.kind == "response_item" && x.item.is_none() {
                         "its payload is no item the client reads".into()
                     } else {
@@ -433,16 +375,16 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     }
                 } else if !v.resumes() {
                     "the client cannot resume this rollout".into()
-                } else if v.cut.contains(&i) && v.compaction.is_some() {
+                } else if cut.contains(&i) && v.compaction.is_some() {
                     "before the compaction: summarised, not resent".into()
-                } else if v.cut.contains(&i) {
+                } else if cut.contains(&i) {
                     "before a later session_meta: not resent".into()
-                } else if v.orphan_outputs.contains(&i) {
+                } else if orphans.contains(&i) {
                     "a tool output without its call: the client drops it".into()
                 } else {
                     "not resent".into()
                 };
-                out.push(row(Some(kind), resent.contains(&i), note));
+                out.push(row(Some(kind), v.is_resent(i), note));
             }
         }
     }

@@ -1,14 +1,20 @@
-//! The Codex repairs, planned here from the rollout and its view; nothing
+//! The Codex repairs, planned and proven here from the rollout and its
+//! view, and brought to the JSONL core's repair run ([`Rollouts`]); nothing
 //! is written by this module. Three edits, each measured with the real
 //! client (fixtures/codex/sessions): an invalid line set aside, the later
 //! copy of a line written twice dropped, a missing `session_meta` rebuilt.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::json;
 
 use super::checks::{self, DUPLICATE_LINE, INVALID_LINE, MISSING_SESSION_META};
-use super::session::{LineKind, Rollout};
+use super::session::{self, LineKind, Rollout};
 use super::view::{self, NoResume, View};
+use super::Analysis;
+use crate::sessions::repair::{Adapter, Changes, Rewrite};
 
 /// One planned edit.
 #[derive(Clone, Debug)]
@@ -57,7 +63,7 @@ pub fn plan(
             out.push(Edit::Drop {
                 at: i,
                 check: DUPLICATE_LINE,
-                why: format!("an exact copy of {}", checks::line_name(r, j)),
+                why: format!("an exact copy of {}", r.line_name(j)),
             });
         }
     }
@@ -158,7 +164,7 @@ pub fn prove(
     }
     let dropped = edits
         .iter()
-        .filter(|e| matches!(e, Edit::Drop { at, .. } if before.resent.contains(at)))
+        .filter(|e| matches!(e, Edit::Drop { at, .. } if before.is_resent(*at)))
         .count();
     if before.resumes() && v.resent.len() + dropped < before.resent.len() {
         return Err("the repaired rollout would resend less".into());
@@ -182,30 +188,163 @@ pub struct Edited {
     pub added: Option<String>,
 }
 
-/// What became of one rollout.
-#[derive(Debug, Serialize)]
-pub struct Outcome {
-    pub path: String,
-    /// `fixed`, `would-fix` (dry run), `unchanged`, `failed`.
-    pub status: &'static str,
+/// The edits of one rollout, as reported (`edits` in JSON).
+#[derive(Debug, Default, Serialize)]
+pub struct Edits {
     pub edits: Vec<Edited>,
-    /// The verdict before and after ("resume sends N of M items…").
-    pub before: String,
-    pub after: String,
-    pub error: Option<String>,
-    #[serde(skip)]
-    pub redactor: crate::secrets::Redactor,
 }
 
-#[derive(Debug, Default, Serialize)]
-pub struct Summary {
-    pub sessions: usize,
-    pub fixed: usize,
-    /// Rollouts `--dry-run` would fix.
-    pub would_fix: usize,
-    pub failed: usize,
-    pub run_id: Option<String>,
-    pub backup_dir: Option<String>,
-    pub dry_run: bool,
-    pub errors: Vec<String>,
+impl Changes for Edits {
+    type Item = Edited;
+
+    fn items(&self) -> &[Edited] {
+        &self.edits
+    }
+
+    /// The edit with the line it removes or writes (a diff, clipped).
+    fn human(e: &Edited, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()> {
+        match e.line {
+            Some(l) => writeln!(w, "  line {l}: {} [{}]", r(&e.what), e.check)?,
+            None => writeln!(w, "  {} [{}]", r(&e.what), e.check)?,
+        }
+        if let Some(t) = &e.removed {
+            writeln!(w, "  - {}", r(t))?;
+        }
+        if let Some(t) = &e.added {
+            writeln!(w, "  + {}", r(t))?;
+        }
+        Ok(())
+    }
+}
+
+/// What became of one rollout.
+pub type Outcome = crate::sessions::repair::Outcome<Edits>;
+
+/// `convo-doctor repair` of Codex rollouts (PATHs that are rollouts,
+/// sessions trees or `CODEX_HOME`): each rollout's edits planned ([`plan`]),
+/// proven twice (every line not named by an edit kept byte for byte; the
+/// repaired rollout resumes and resends at least what it did, less the
+/// copies). The write re-checks the client's writer lock: a client
+/// appending to the rollout since the read (a live session) makes it refuse.
+pub struct Rollouts;
+
+/// How much of a line a diff shows.
+const SHOWN: usize = 160;
+
+fn shown(bytes: &[u8]) -> String {
+    crate::text::clip(&String::from_utf8_lossy(bytes), SHOWN)
+}
+
+impl Adapter for Rollouts {
+    const CLIENT: &'static str = "Codex";
+    const UNITS: (&'static str, &'static str) = ("rollout", "rollouts");
+    const STORE: &'static str = "sessions folder";
+    type Changes = Edits;
+
+    fn backup_inside(abs: &Path, files: &[PathBuf]) -> bool {
+        abs.ancestors().any(|a| {
+            a.file_name().is_some_and(|n| n == "sessions")
+                && a.parent().is_some_and(|h| {
+                    h.file_name().is_some_and(|n| n == ".codex") || h.join("config.toml").is_file()
+                })
+        }) || files.iter().any(|f| {
+            f.parent()
+                .and_then(|d| std::path::absolute(d).ok())
+                .is_some_and(|d| abs.starts_with(d))
+        })
+    }
+
+    fn plan(
+        path: &Path,
+        dry_run: bool,
+        selected: &dyn Fn(&str) -> bool,
+    ) -> (Outcome, Option<Rewrite>) {
+        plan_one(path, dry_run, selected)
+    }
+
+    fn busy(path: &Path, before: &[u8]) -> Option<String> {
+        live(path, &Analysis::of(session::parse(before.to_vec()), path))
+    }
+}
+
+/// Plan one rollout: the outcome and, when there is something to write,
+/// the bytes read and the bytes to write.
+fn plan_one(
+    path: &Path,
+    dry_run: bool,
+    selected: &dyn Fn(&str) -> bool,
+) -> (Outcome, Option<Rewrite>) {
+    let o = Outcome::new(path);
+    let a = match Analysis::load(path) {
+        Ok(a) => a,
+        Err(e) => return (o.unread(e), None),
+    };
+    let mut o = Outcome {
+        redactor: a.rollout.redactor.clone(),
+        before: super::verdict(&a),
+        ..o
+    };
+    o.after = o.before.clone();
+    if let Some(why) = live(path, &a) {
+        return (o.failed(why), None);
+    }
+    let edits = plan(&a.rollout, &a.view, a.file.as_ref(), selected);
+    if edits.is_empty() {
+        if !a.view.resumes() && selected(MISSING_SESSION_META) {
+            o.error = Some(
+                "no session_meta can be rebuilt: that needs a file named rollout-<time>-<uuid>.jsonl, no session_meta line left in it, and a turn_context naming the working directory".into(),
+            );
+        }
+        return (o, None);
+    }
+    let bytes = match apply(&a.rollout, &edits) {
+        Ok(b) => b,
+        Err(why) => {
+            let why = format!("the edit could not be proven ({why}); nothing was changed");
+            return (o.failed(why), None);
+        }
+    };
+    let file_id = a.file.as_ref().map(|f| f.0.as_str());
+    if let Err(why) = prove(&a.view, &edits, &bytes, file_id) {
+        return (o.failed(format!("{why}; nothing was changed")), None);
+    }
+    let fixed = Analysis::of(session::parse(bytes.clone()), path);
+    o.after = super::verdict(&fixed);
+    let mut checks = Vec::new();
+    for e in &edits {
+        if !checks.contains(&e.check()) {
+            checks.push(e.check());
+        }
+        o.changes.edits.push(match e {
+            Edit::Drop { at, check, why } => Edited {
+                check,
+                line: Some(a.rollout.lines[*at].no),
+                what: why.clone(),
+                removed: Some(shown(a.rollout.text(*at))),
+                added: None,
+            },
+            Edit::Meta { line } => Edited {
+                check: e.check(),
+                line: None,
+                what: "a session_meta rebuilt from the file name and the rollout's turn_context, written as line 1".into(),
+                removed: None,
+                added: Some(shown(line.as_bytes())),
+            },
+        });
+    }
+    o.status = if dry_run { "would-fix" } else { "fixed" };
+    (o, Some((a.rollout.bytes, bytes, checks)))
+}
+
+/// Why the rollout may not be written now: a Codex client holds its
+/// thread's writer lock.
+fn live(path: &Path, a: &Analysis) -> Option<String> {
+    let id = a
+        .file
+        .as_ref()
+        .map(|f| f.0.clone())
+        .or_else(|| a.rollout.id())?;
+    super::state::writer_active(path, &id).then(|| {
+        format!("a Codex client is writing this thread now (it holds `thread-writer-locks/{id}.lock`): nothing was changed; repair it once the client has exited")
+    })
 }

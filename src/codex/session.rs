@@ -1,14 +1,13 @@
-//! A Codex rollout read into lines and records: bounded, without following
-//! a link or blocking on a FIFO (the folder reader's
-//! [`read_regular_checked`](crate::store::fsread::read_regular_checked)),
-//! every secret-looking value learned by the redactor as it is parsed.
+//! A Codex rollout read into lines and records by the JSONL core
+//! ([`crate::sessions::read`]: bounded, no link followed, no FIFO blocked
+//! on, secrets learned as it is parsed): what a Codex record holds.
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::secrets::Redactor;
-use crate::store::fsread::{self, ReadError};
+use crate::store::fsread::ReadError;
 
 /// The fields the client (0.171.0) needs in a `session_meta` payload to
 /// resume: measured by taking them away one at a time
@@ -77,60 +76,12 @@ pub struct Record {
 }
 
 /// What one line of the file is.
-#[derive(Clone, Debug)]
-pub enum LineKind {
-    Record(Box<Record>),
-    /// Empty or only white space.
-    Blank,
-    /// Not a JSON object: the client skips it (and cannot resume when it is
-    /// the first line). `truncated` when it is the last line and has no
-    /// newline after it (a write cut short).
-    Invalid {
-        reason: String,
-        truncated: bool,
-    },
-}
-
-#[derive(Clone, Debug)]
-pub struct Line {
-    /// 1-based line number.
-    pub no: usize,
-    /// Byte range in the file (without the newline).
-    pub start: usize,
-    pub end: usize,
-    pub kind: LineKind,
-}
-
-impl Line {
-    pub fn record(&self) -> Option<&Record> {
-        match &self.kind {
-            LineKind::Record(r) => Some(r),
-            _ => None,
-        }
-    }
-}
-
+pub type LineKind = crate::sessions::LineKind<Record>;
+pub type Line = crate::sessions::Line<Record>;
 /// A rollout as read.
-pub struct Rollout {
-    pub lines: Vec<Line>,
-    /// The file's bytes, for a repair's rewrite and proof.
-    pub bytes: Vec<u8>,
-    pub redactor: Redactor,
-}
+pub type Rollout = crate::sessions::Jsonl<Record>;
 
 impl Rollout {
-    pub fn records(&self) -> impl DoubleEndedIterator<Item = (usize, &Record)> {
-        self.lines
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| l.record().map(|r| (i, r)))
-    }
-
-    /// A line's bytes (without its newline).
-    pub fn text(&self, i: usize) -> &[u8] {
-        &self.bytes[self.lines[i].start..self.lines[i].end]
-    }
-
     /// The session's id: the first `session_meta`'s, else the id the
     /// events name.
     pub fn id(&self) -> Option<String> {
@@ -174,62 +125,26 @@ pub fn name_parts(path: &Path) -> Option<(String, String)> {
 /// wrong with the file itself (a link, a FIFO, too large) is the caller's
 /// to report.
 pub fn read(path: &Path) -> Result<Rollout, ReadError> {
-    let (bytes, _) = fsread::read_regular_checked(path)?;
-    Ok(parse(bytes))
+    crate::sessions::read::read(path)
 }
 
 /// Parse a rollout's bytes (one JSON record a line).
 pub fn parse(bytes: Vec<u8>) -> Rollout {
-    let mut redactor = Redactor::default();
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut no = 0;
-    while start < bytes.len() {
-        no += 1;
-        let (end, next, newline) = match bytes[start..].iter().position(|&b| b == b'\n') {
-            Some(n) => (start + n, start + n + 1, true),
-            None => (bytes.len(), bytes.len(), false),
-        };
-        let kind = parse_line(&bytes[start..end], !newline, &mut redactor);
-        lines.push(Line {
-            no,
-            start,
-            end,
-            kind,
-        });
-        start = next;
+    crate::sessions::read::parse(bytes)
+}
+
+impl crate::sessions::read::Record for Record {
+    fn not_json(_: &serde_json::Error) -> String {
+        "not JSON".into()
     }
-    Rollout {
-        lines,
-        bytes,
-        redactor,
+
+    fn parse(o: &serde_json::Map<String, Value>, v: &Value, redactor: &mut Redactor) -> Record {
+        learn(redactor, v);
+        record(o)
     }
 }
 
-fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> LineKind {
-    if text.iter().all(u8::is_ascii_whitespace) {
-        return LineKind::Blank;
-    }
-    let v: Value = match serde_json::from_slice(text) {
-        Ok(v) => v,
-        Err(e) => {
-            return LineKind::Invalid {
-                reason: if e.is_eof() {
-                    "the JSON ends early".into()
-                } else {
-                    "not JSON".into()
-                },
-                truncated: last_unterminated,
-            }
-        }
-    };
-    let Value::Object(o) = &v else {
-        return LineKind::Invalid {
-            reason: "JSON but not an object".into(),
-            truncated: false,
-        };
-    };
-    learn(redactor, &v);
+fn record(o: &serde_json::Map<String, Value>) -> Record {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     let kind = s(o.get("type")).unwrap_or_default();
     let payload = o.get("payload").and_then(Value::as_object);
@@ -285,7 +200,7 @@ fn parse_line(text: &[u8], last_unterminated: bool, redactor: &mut Redactor) -> 
         }
         _ => r.thread_id = p("thread_id").or_else(|| p("session_id")),
     }
-    LineKind::Record(Box::new(r))
+    r
 }
 
 /// A digest of an item: its keys sorted, its top-level `internal_*` keys

@@ -39,17 +39,35 @@ pub fn newest_db(home: &Path) -> Option<PathBuf> {
                 .strip_suffix(".sqlite")?
                 .parse()
                 .ok()?;
-            e.file_type().ok()?.is_file().then_some((n, e.path()))
+            // whatever it is (a link, a FIFO: [`threads`] says so and
+            // opens nothing), it is the one the client would read
+            Some((n, e.path()))
         })
         .max_by_key(|(n, _)| *n)
         .map(|(_, p)| p)
 }
 
 /// The threads of a state database: id → rollout path. `Err` says why it
-/// could not be read.
+/// could not be read: a database that is not a regular file (a link, a
+/// FIFO) is not opened at all.
 pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
     use rusqlite::{Connection, OpenFlags};
     let display = db.display().to_string();
+    match std::fs::symlink_metadata(db) {
+        Ok(md) => {
+            if let Some(what) = crate::store::fsread::file_kind(&md) {
+                return Err(format!(
+                    "`{display}` is a {what}, not a regular file: not opened"
+                ));
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read `{display}`: {}",
+                crate::store::fsread::os_words(&e)
+            ))
+        }
+    }
     let uri = crate::appserver::db::sqlite_uri(db, &display).map_err(|e| format!("{e:#}"))?;
     let conn = Connection::open_with_flags(
         &uri,
@@ -96,6 +114,8 @@ pub enum Parity {
     NoRow { db: PathBuf },
     /// Its row names a rollout that is gone.
     Gone { db: PathBuf, named: PathBuf },
+    /// The database cannot be read (a link, a FIFO, not a database): why.
+    Unread { db: PathBuf, why: String },
 }
 
 /// The state database's word on the rollout `path` of thread `id`: `None`
@@ -104,7 +124,10 @@ pub fn parity(path: &Path, id: &str) -> Option<Parity> {
     let abs = std::path::absolute(path).ok()?;
     let home = home_of(&abs)?;
     let db = newest_db(&home)?;
-    let rows = threads(&db).ok()?;
+    let rows = match threads(&db) {
+        Ok(rows) => rows,
+        Err(why) => return Some(Parity::Unread { db, why }),
+    };
     Some(match rows.get(&id.to_ascii_lowercase()) {
         None => Parity::NoRow { db },
         Some(p) if p == &abs || std::fs::symlink_metadata(p).is_ok() => Parity::Listed,

@@ -68,11 +68,18 @@ pub struct View {
     /// (the summary, context the client rebuilt): resent, not counted in
     /// lines.
     pub replaced_extra: usize,
+    /// `resent` as a set, for [`View::is_resent`].
+    resent_set: std::collections::HashSet<usize>,
 }
 
 impl View {
     pub fn resumes(&self) -> bool {
         self.no_resume.is_none()
+    }
+
+    /// Whether line index `i` is resent (in O(1)).
+    pub fn is_resent(&self, i: usize) -> bool {
+        self.resent_set.contains(&i)
     }
 }
 
@@ -128,25 +135,28 @@ pub fn build(r: &Rollout, file_id: Option<&str>) -> View {
     let mut orphan_outputs = Vec::new();
     let mut replaced_extra = 0;
     if let Some(rec) = compaction.and_then(|c| r.lines[c].record()) {
-        let mut used = std::collections::HashSet::new();
+        // the lines before the compaction by digest, each taken once, first
+        // written first (a scan of them per item was quadratic)
+        let mut by_digest: std::collections::HashMap<u64, std::collections::VecDeque<usize>> =
+            Default::default();
+        for &j in &cut {
+            if let Some(x) = r.lines[j].record() {
+                by_digest.entry(x.digest).or_default().push_back(j);
+            }
+        }
         for (d, it) in rec.replacement.as_deref().unwrap_or_default() {
             let Some(it) = it else { continue };
             if it.is_call() {
                 calls.insert(it.call_id.clone());
             }
-            let line = cut.iter().copied().find(|&j| {
-                !used.contains(&j) && r.lines[j].record().is_some_and(|x| x.digest == *d)
-            });
-            match line {
-                Some(j) => {
-                    used.insert(j);
-                    resent.push(j);
-                }
+            match by_digest.get_mut(d).and_then(|q| q.pop_front()) {
+                Some(j) => resent.push(j),
                 None => replaced_extra += 1,
             }
         }
     }
-    let cut: Vec<usize> = cut.into_iter().filter(|i| !resent.contains(i)).collect();
+    let replayed: std::collections::HashSet<usize> = resent.iter().copied().collect();
+    let cut: Vec<usize> = cut.into_iter().filter(|i| !replayed.contains(i)).collect();
     let restart = if compaction.is_some() { None } else { restart };
     for &i in &kept {
         let it = r.lines[i]
@@ -182,6 +192,7 @@ pub fn build(r: &Rollout, file_id: Option<&str>) -> View {
         first,
         no_resume,
         items,
+        resent_set: resent.iter().copied().collect(),
         resent,
         restart,
         cut,

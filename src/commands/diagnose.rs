@@ -15,7 +15,9 @@ use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
 use crate::render::{self, output::Output, progress::Progress, severity, Summary};
 use crate::report::{ConversationReport, Options};
-use sources::{claude_paths, codex_paths, default_paths, open_sources, sdk_store, wanted};
+use sources::{
+    claude_paths, codex_paths, default_paths, open_sources, own_sessions, sdk_store, wanted,
+};
 
 /// What became of one conversation of the scan.
 enum Scanned {
@@ -120,11 +122,24 @@ fn run_scan(
     // `~/.claude/projects`): the Claude Code adapter's, each a report
     // Codex rollouts (a rollout, a sessions tree, `CODEX_HOME`): the Codex
     // adapter's, looked for first (a rollout is a `.jsonl` file too)
-    let (codex, paths) = codex_paths(paths, summary);
-    let (claude, paths) = claude_paths(paths, summary);
+    let (mut codex, paths) = codex_paths(paths, summary);
+    let (mut claude, paths) = claude_paths(paths, summary);
+    // No PATH: the invoking user's own Claude Code and Codex sessions too,
+    // under the same discovery rules
+    if let Some(env) = &defaults {
+        let (c, x) = own_sessions(env, summary);
+        claude.extend(c);
+        codex.extend(x);
+    }
     let sources = open_sources(args, defaults.as_ref(), summary)?;
-    if args.paths.is_empty() && paths.is_empty() && sources.is_none() && !args.scan.allow_empty {
-        summary.fail("no conversation found where OpenHands keeps them (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
+    let no_sessions = claude.is_empty() && codex.is_empty();
+    if args.paths.is_empty()
+        && paths.is_empty()
+        && no_sessions
+        && sources.is_none()
+        && !args.scan.allow_empty
+    {
+        summary.fail("no conversation found where OpenHands keeps them, nor a Claude Code or Codex session of this user (see the notes), and no PATH given (pass --allow-empty if that is expected)".to_string());
     }
     let scan = if paths.is_empty() && !(claude.is_empty() && codex.is_empty()) {
         scan::Scan::default()
@@ -289,10 +304,14 @@ fn run_scan(
         let scanned = if cutoff.is_some_and(|c| !since::modified_since(f, c)) {
             Scanned::Unmodified
         } else {
+            let ask = crate::sessions::Ask {
+                selected,
+                event_list: events,
+            };
             let r = if is_codex {
-                crate::codex::analyze(f, f.display().to_string(), selected, events)
+                crate::codex::analyze(f, f.display().to_string(), &ask)
             } else {
-                crate::claude::analyze(f, f.display().to_string(), selected, events)
+                crate::claude::analyze(f, f.display().to_string(), &ask)
             };
             Scanned::Report(Box::new(r))
         };

@@ -8,8 +8,7 @@ pub mod diagnose;
 pub mod explain;
 pub mod man;
 pub mod repair;
-pub mod repair_claude;
-pub mod repair_codex;
+pub mod repair_sessions;
 pub mod undo;
 pub mod undo_list;
 

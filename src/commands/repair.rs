@@ -47,45 +47,11 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let selected = select(&args.scan.only, &args.scan.skip)?;
     let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
     let pool = super::pool(args.run.jobs)?;
-    // Codex rollouts (src/codex/): their own repair, all or none of the
-    // PATHs (looked for first: a rollout is a `.jsonl` file too)
-    let codex: Vec<_> = args.paths.iter().map(|p| crate::codex::shape(p)).collect();
-    if !args.paths.is_empty() && codex.iter().all(Option::is_some) {
-        let mut files = Vec::new();
-        let mut errors = Vec::new();
-        for (p, s) in args.paths.iter().zip(&codex) {
-            let (f, e) = crate::codex::sessions(p, s.as_ref().expect("all are"));
-            if f.is_empty() && e.is_empty() {
-                errors.push(format!("no Codex rollout in `{}`", p.display()));
-            }
-            files.extend(f);
-            errors.extend(e);
-        }
-        return super::repair_codex::repair(args, files, errors);
-    }
-    if codex.iter().any(Option::is_some) {
-        anyhow::bail!("give Codex rollouts and other conversations to separate `repair` runs");
-    }
-    // Claude Code sessions (src/claude/): their own repair, all or none of
-    // the PATHs
-    let claude: Vec<_> = args.paths.iter().map(|p| crate::claude::shape(p)).collect();
-    if !args.paths.is_empty() && claude.iter().all(Option::is_some) {
-        let mut files = Vec::new();
-        let mut errors = Vec::new();
-        for (p, s) in args.paths.iter().zip(&claude) {
-            let (f, e) = crate::claude::sessions(p, s.as_ref().expect("all are"));
-            if f.is_empty() && e.is_empty() {
-                errors.push(format!("no Claude Code session in `{}`", p.display()));
-            }
-            files.extend(f);
-            errors.extend(e);
-        }
-        return super::repair_claude::repair(args, files, errors);
-    }
-    if claude.iter().any(Option::is_some) {
-        anyhow::bail!(
-            "give Claude Code sessions and OpenHands conversations to separate `repair` runs"
-        );
+    // Codex rollouts (src/codex/) and Claude Code sessions (src/claude/):
+    // the JSONL core's repair, all or none of the PATHs (Codex looked for
+    // first: a rollout is a `.jsonl` file too)
+    if let Some(status) = super::repair_sessions::jsonl(args)? {
+        return Ok(status);
     }
     let unsafe_fixes = args.unsafe_fixes || args.accept_ambiguous;
     let options = || RepairOptions {

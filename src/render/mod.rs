@@ -1,7 +1,5 @@
 //! Renderers: the only code that writes to stdout or stderr.
 
-pub mod claude;
-pub mod codex;
 pub mod concise;
 pub mod human;
 pub mod json;

@@ -481,14 +481,10 @@ pub fn not_places(env: &Env) -> Vec<String> {
 /// Look at every place; a place that is not a directory is `found: None`,
 /// and so is a default place [`trusted`] refuses (with the reason).
 pub fn looked(env: &Env) -> Vec<Looked> {
-    let uid = rustix::process::geteuid().as_raw();
     places(env)
         .into_iter()
         .map(|place| {
-            let passed_over = match place.given {
-                true => None,
-                false => trusted(&place.path, uid).err(),
-            };
+            let passed_over = passed_over(&place.path, place.given);
             let found = passed_over
                 .is_none()
                 .then(|| std::fs::metadata(&place.path).ok())
@@ -502,6 +498,19 @@ pub fn looked(env: &Env) -> Vec<Looked> {
             }
         })
         .collect()
+}
+
+/// Why this user passes over a place: `None` for a place named by an
+/// environment variable (`given`: trusted as a PATH on the command line
+/// is) or one [`trusted`] lets this user read; else the reason. The one
+/// rule of every store discovery with no PATH (OpenHands folders, Claude
+/// Code and Codex sessions).
+pub fn passed_over(path: &Path, given: bool) -> Option<String> {
+    let uid = rustix::process::geteuid().as_raw();
+    match given {
+        true => None,
+        false => trusted(path, uid).err(),
+    }
 }
 
 /// Whether a place nobody named may be read by `uid`: every component from

@@ -1,15 +1,12 @@
 //! `claude-duplicate-uuid`: one uuid written twice with other content.
 
 use super::claude_common::{findings, fixture};
+use super::session_common::only;
 
 #[test]
 fn a_uuid_written_twice_with_other_content_is_a_warning() {
     let f = findings(fixture("uuid-twice.jsonl"));
-    assert_eq!(f.len(), 1, "{f:?}");
-    assert_eq!(
-        (f[0].0.as_str(), f[0].1.as_str()),
-        ("claude-duplicate-uuid", "warning")
-    );
+    only(&f, "claude-duplicate-uuid", "warning");
 }
 
 #[test]

@@ -5,10 +5,7 @@
 use convo_doctor::codex::{checks, session, view};
 
 pub fn fixture(name: &str) -> Vec<u8> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/codex/sessions")
-        .join(name);
-    std::fs::read(p).unwrap()
+    super::session_common::fixture("codex", name)
 }
 
 /// The file name the fixtures' rollout had (its id and start time).
@@ -24,24 +21,12 @@ pub fn findings(bytes: Vec<u8>) -> Vec<(String, String, String)> {
     let name = rollout_name();
     let id = session::name_parts(std::path::Path::new(&name)).map(|p| p.0);
     let v = view::build(&r, id.as_deref());
-    checks::run(&r, &v, &|_: &str| true)
-        .into_iter()
-        .map(|f| {
-            (
-                f.check.to_string(),
-                f.severity.as_str().to_string(),
-                f.file.clone(),
-            )
-        })
-        .collect()
+    super::session_common::triples(checks::run(&r, &v, &|_: &str| true))
 }
 
 /// `(check, severity)` pairs only.
 pub fn kinds(bytes: Vec<u8>) -> Vec<(String, String)> {
-    findings(bytes)
-        .into_iter()
-        .map(|(c, s, _)| (c, s))
-        .collect()
+    super::session_common::kinds(findings(bytes))
 }
 
 /// The repaired bytes of a fixture, planned and applied as `repair` does

@@ -1,6 +1,7 @@
 //! `codex-duplicate-line`: a line written twice, byte for byte.
 
 use super::codex_common::{findings, fixture, kinds, repaired};
+use super::session_common::only;
 
 #[test]
 fn a_user_message_written_twice_is_resent_twice_and_the_copy_dropped() {
@@ -21,11 +22,7 @@ fn a_user_message_written_twice_is_resent_twice_and_the_copy_dropped() {
 #[test]
 fn a_session_meta_written_again_cuts_the_history_before_it() {
     let f = findings(fixture("meta-twice.jsonl"));
-    assert_eq!(f.len(), 1, "{f:?}");
-    assert_eq!(
-        (f[0].0.as_str(), f[0].1.as_str()),
-        ("codex-duplicate-line", "error")
-    );
+    only(&f, "codex-duplicate-line", "error");
     assert!(repaired(fixture("meta-twice.jsonl")).unwrap() == fixture("clean.jsonl"));
 }
 

@@ -1,15 +1,12 @@
 //! `codex-invalid-line`: a line the client skips, or cannot start with.
 
 use super::codex_common::{findings, fixture, kinds, repaired};
+use super::session_common::only;
 
 #[test]
 fn a_line_that_is_not_json_is_named_by_its_number_and_set_aside() {
     let f = findings(fixture("invalid-mid.jsonl"));
-    assert_eq!(f.len(), 1, "{f:?}");
-    assert_eq!(
-        (f[0].0.as_str(), f[0].1.as_str()),
-        ("codex-invalid-line", "warning")
-    );
+    only(&f, "codex-invalid-line", "warning");
     assert!(f[0].2.starts_with("line "), "{f:?}");
     // set aside, the rollout is the clean one byte for byte
     assert!(repaired(fixture("invalid-mid.jsonl")).unwrap() == fixture("clean.jsonl"));

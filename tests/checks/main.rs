@@ -55,6 +55,7 @@ mod row_title_divergence;
 mod row_without_events;
 mod s3_listing_limit;
 mod secret_undecryptable;
+mod session_common;
 mod shadowed;
 mod stale_leaf;
 mod stale_running;

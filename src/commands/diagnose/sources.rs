@@ -21,10 +21,12 @@ pub(super) fn codex_paths(
     for p in paths {
         match crate::codex::shape(&p) {
             Some(shape) => {
-                let (found, errors) = crate::codex::sessions(&p, &shape);
-                for e in errors {
+                let found = crate::codex::sessions(&p, &shape);
+                for e in found.errors {
                     summary.error(e);
                 }
+                summary.notes.extend(found.notes);
+                let found = found.files;
                 if found.is_empty() {
                     summary.error(format!("no Codex rollout in `{}`", p.display()));
                 }
@@ -47,10 +49,12 @@ pub(super) fn claude_paths(
     for p in paths {
         match crate::claude::shape(&p) {
             Some(shape) => {
-                let (found, errors) = crate::claude::sessions(&p, &shape);
-                for e in errors {
+                let found = crate::claude::sessions(&p, &shape);
+                for e in found.errors {
                     summary.error(e);
                 }
+                summary.notes.extend(found.notes);
+                let found = found.files;
                 if found.is_empty() {
                     summary.error(format!("no Claude Code session in `{}`", p.display()));
                 }
@@ -60,6 +64,31 @@ pub(super) fn claude_paths(
         }
     }
     (files, rest)
+}
+
+/// `diagnose` with no PATH: the invoking user's Claude Code sessions and
+/// Codex rollouts ([`crate::sessions::discover`]), each place said in the
+/// notes.
+pub(super) fn own_sessions(
+    env: &crate::store::discover::Env,
+    summary: &mut Summary,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    use crate::sessions::discover::{looked, not_places, Format};
+    let (mut claude, mut codex) = (Vec::new(), Vec::new());
+    summary.notes.extend(not_places(env));
+    for l in looked(env) {
+        summary.notes.push(l.describe());
+        let Some(found) = l.found else { continue };
+        for e in found.errors {
+            summary.error(e);
+        }
+        summary.notes.extend(found.notes);
+        match l.format {
+            Format::ClaudeCode => claude.extend(found.files),
+            Format::Codex => codex.extend(found.files),
+        }
+    }
+    (claude, codex)
 }
 
 /// `diagnose` with no PATH: every place OpenHands products keep

@@ -12,6 +12,10 @@
 //! final state is proven once against the original folder ([`prove`]). A
 //! check whose repair fails a proof is held back and the run starts again
 //! without it; what is then left says why ([`left`]).
+//!
+//! Long because: the run's entry (`plan`) and the pass record it proves
+//! are one idea; scheduling, the proof and what is left are split out.
+//!
 
 mod left;
 mod prove;
