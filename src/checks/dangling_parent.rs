@@ -59,7 +59,7 @@ Repair
             .index
             .beyond_gap
             .iter()
-            .map(|&pos| ctx.conv.events.files[pos].name_id.as_str())
+            .map(|&pos| ctx.conv.events.files[pos].name_id())
             .collect();
         for i in 0..ctx.reader.len() {
             let Some(rec) = ctx.reader.record(i) else {
@@ -100,7 +100,7 @@ Repair
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let files = &ctx.conv.events.files;
     let in_a_file: std::collections::HashSet<&str> =
-        files.iter().map(|f| f.name_id.as_str()).collect();
+        files.iter().map(|f| f.name_id()).collect();
     for i in 0..ctx.reader.len() {
         let Some(rec) = ctx.reader.record(i) else {
             continue;

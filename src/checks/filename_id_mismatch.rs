@@ -338,7 +338,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         .events
         .files
         .iter()
-        .map(|f| f.name_id.as_str())
+        .map(|f| f.name_id())
         .collect();
     let mut by_name_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for j in 0..ctx.reader.len() {

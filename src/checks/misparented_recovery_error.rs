@@ -43,8 +43,7 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
         let Some(rec) = r.record(i) else { continue };
         if rec.kind != kinds::AGENT_ERROR
             || !rec
-                .error
-                .as_deref()
+                .error()
                 .is_some_and(|e| e.starts_with(RECOVERY_PREFIX))
         {
             continue;

@@ -97,7 +97,7 @@ pub fn observed_by_call(ctx: &Ctx, events: &[usize], tool_call_id: &str) -> bool
 
 /// The action's `tool_name` and `tool_call_id`, what an answer names.
 pub fn call_of(ctx: &Ctx, i: usize) -> Option<(String, String)> {
-    let tc = ctx.reader.read(i).ok()?.tool_call_id.clone()?;
+    let tc = ctx.reader.read(i).ok()?.tool_call_id.as_deref()?.to_string();
     let b = ctx.conv.bytes(&ctx.event_path(i))?;
     let v: serde_json::Value = serde_json::from_slice(&b).ok()?;
     Some((v.get("tool_name")?.as_str()?.to_string(), tc))
@@ -108,7 +108,11 @@ pub fn call_of(ctx: &Ctx, i: usize) -> Option<(String, String)> {
 pub fn newest_timestamp(ctx: &Ctx) -> String {
     (0..ctx.reader.len())
         .rev()
-        .find_map(|j| ctx.reader.record(j).and_then(|r| r.timestamp.clone()))
+        .find_map(|j| {
+            ctx.reader
+                .record(j)
+                .and_then(|r| r.timestamp.as_deref().map(String::from))
+        })
         .unwrap_or_else(|| "1970-01-01T00:00:00".into())
 }
 

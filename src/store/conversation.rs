@@ -49,8 +49,6 @@ impl Doc {
 pub struct EventFile {
     pub name: String,
     pub idx: u64,
-    /// The event id spelled in the file name (what the SDK's index uses).
-    pub name_id: String,
     /// Position in the directory listing (`os.listdir` order, which decides
     /// which of two files with the same index the SDK keeps).
     pub listing_pos: usize,
@@ -58,6 +56,18 @@ pub struct EventFile {
     pub mtime: Option<SystemTime>,
     /// How many bytes were read.
     pub size: u64,
+}
+
+impl EventFile {
+    /// The event id spelled in the file name (what the SDK's index uses):
+    /// part of `name` (which matched the SDK's name rule), not a copy.
+    pub fn name_id(&self) -> &str {
+        self.name
+            .strip_suffix(".json")
+            .and_then(|r| r.strip_prefix("event-"))
+            .and_then(|r| r.split_once('-'))
+            .map_or("", |(_, id)| id)
+    }
 }
 
 /// An `events/` entry that `_count_events_on_disk` counts but the name rule rejects.
@@ -573,7 +583,6 @@ fn read_events(
                 Entry::File(EventFile {
                     name,
                     idx: n.idx,
-                    name_id: n.id,
                     listing_pos: pos,
                     record,
                     mtime,

@@ -51,7 +51,7 @@ impl Index {
             let pos = run[run.len() - 1].1;
             if idx == n && ix.gap_at.is_none() {
                 let i = ix.by_idx.len();
-                if !ix.id_to_idx.insert_first(&dir.files[pos].name_id, i) {
+                if !ix.id_to_idx.insert_first(dir.files[pos].name_id(), i) {
                     ix.dup_ids = true;
                 }
                 ix.by_idx.push(pos);

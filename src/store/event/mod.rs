@@ -6,6 +6,7 @@
 mod lazy;
 mod name;
 mod sdk_json;
+mod text;
 
 use serde_json::Value;
 
@@ -17,6 +18,7 @@ pub use name::{
     parse_short_index_name, EventName,
 };
 pub use sdk_json::{invalid, sdk_json, too_deep, MAX_DEPTH, MAX_INT_DIGITS};
+pub use text::{Id, Name, Text};
 
 /// `ROOT_PARENT_ID`: a `parent_id` that means "this event starts a new root".
 pub const ROOT_PARENT_ID: &str = "__root__";
@@ -31,7 +33,7 @@ pub enum ParentRef {
     /// `"__root__"`: an explicit new root.
     Root,
     /// An explicit parent.
-    Id(String),
+    Id(Id),
 }
 
 impl ParentRef {
@@ -46,33 +48,82 @@ impl ParentRef {
     }
 }
 
-/// The keys of an event that convo-doctor reads.
+/// The keys of an event that convo-doctor reads, compactly (issue 27):
+/// ids and timestamps inline ([`Id`]), kinds and sources inline or as a
+/// static of the kind tables ([`Name`]), the fields few events have behind
+/// one pointer ([`Rare`]). Anything else is read again from the file when
+/// a finding or a repair needs it.
 #[derive(Clone, Debug)]
 pub struct EventRecord {
-    pub id: Option<String>,
-    pub kind: String,
-    pub source: Option<String>,
+    pub id: Option<Id>,
+    pub kind: Name,
+    pub source: Option<Name>,
     pub parent: ParentRef,
-    pub timestamp: Option<String>,
-    pub action_kind: Option<String>,
-    pub observation_kind: Option<String>,
-    pub tool_call_id: Option<String>,
-    pub action_id: Option<String>,
-    /// `ConversationStateUpdateEvent.key`
-    pub key: Option<String>,
-    /// The first 200 characters of `AgentErrorEvent.error`.
-    pub error: Option<String>,
+    pub timestamp: Option<Id>,
+    pub action_kind: Option<Name>,
+    pub observation_kind: Option<Name>,
+    pub tool_call_id: Option<Id>,
+    pub action_id: Option<Id>,
     /// A placeholder convo-doctor left in the slot of an event it set aside
     /// (`crate::edit::placeholder`): it stands for an event of unknown kind.
     pub placeholder: bool,
     /// Every top-level key, as bits of [`crate::kinds::key_bit`]'s table.
     pub keys: u128,
-    /// Top-level keys outside that table (no release knows them): the first
-    /// [`MAX_ODD_KEYS`] distinct ones, in file order.
-    pub odd_keys: Vec<String>,
+    /// `key`, `error`, odd keys and validation errors: `None` when the
+    /// event has none of them (almost every event).
+    rare: Option<Box<Rare>>,
+}
+
+/// The fields of a record that few events have.
+#[derive(Clone, Debug, Default)]
+pub struct Rare {
+    /// `ConversationStateUpdateEvent.key`
+    key: Option<String>,
+    /// The first 200 characters of `AgentErrorEvent.error`.
+    error: Option<String>,
+    /// Top-level keys outside [`crate::kinds::key_bit`]'s table (no release
+    /// knows them): the first [`MAX_ODD_KEYS`] distinct ones, in file order.
+    odd_keys: Vec<String>,
     /// What pydantic says about the whole event under the release it was
     /// read for (empty: valid, or not validated). See [`crate::validate`].
-    pub invalid: Vec<crate::validate::VError>,
+    invalid: Vec<crate::validate::VError>,
+}
+
+impl EventRecord {
+    /// `ConversationStateUpdateEvent.key`
+    pub fn key(&self) -> Option<&str> {
+        self.rare.as_ref()?.key.as_deref()
+    }
+    /// The first 200 characters of `AgentErrorEvent.error`.
+    pub fn error(&self) -> Option<&str> {
+        self.rare.as_ref()?.error.as_deref()
+    }
+    /// Top-level keys outside the known-key table: the first
+    /// [`MAX_ODD_KEYS`] distinct ones, in file order.
+    pub fn odd_keys(&self) -> &[String] {
+        self.rare.as_ref().map_or(&[], |r| &r.odd_keys)
+    }
+    /// What pydantic says about the whole event under the release it was
+    /// read for (empty: valid, or not validated).
+    pub fn invalid(&self) -> &[crate::validate::VError] {
+        self.rare.as_ref().map_or(&[], |r| &r.invalid)
+    }
+    /// Replace the validation errors.
+    pub fn set_invalid(&mut self, errors: Vec<crate::validate::VError>) {
+        if errors.is_empty() && self.rare.is_none() {
+            return;
+        }
+        self.rare.get_or_insert_with(Box::default).invalid = errors;
+        self.shed_rare();
+    }
+    /// Drop the rare part when it holds nothing.
+    fn shed_rare(&mut self) {
+        if self.rare.as_ref().is_some_and(|r| {
+            r.key.is_none() && r.error.is_none() && r.odd_keys.is_empty() && r.invalid.is_empty()
+        }) {
+            self.rare = None;
+        }
+    }
 }
 
 impl EventRecord {
@@ -159,11 +210,11 @@ fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unre
 /// `observation` that is not an object has none: the release's validator
 /// refuses it (1.58 as `model_type`; before, `_validate_subtype` crashes on
 /// it with AttributeError or TypeError), so the record stays readable here.
-fn nested_kind(v: Option<KindOnly>) -> Option<String> {
+fn nested_kind(v: Option<KindOnly>) -> Option<Name> {
     match v {
         Some(KindOnly::Object {
             kind: Some(Value::String(s)),
-        }) => Some(s),
+        }) => Some(Name::new(&s)),
         _ => None,
     }
 }
@@ -222,7 +273,7 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
     let parent = match raw.parent_id {
         None | Some(Value::Null) => ParentRef::Absent,
         Some(Value::String(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
-        Some(Value::String(s)) => ParentRef::Id(s),
+        Some(Value::String(s)) => ParentRef::Id(Id::new(&s)),
         Some(other) => {
             return Err(Unreadable::BadField {
                 field: "parent_id",
@@ -237,22 +288,28 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
         lenient_str(raw.code).as_deref(),
         error.as_deref(),
     );
+    let key = lenient_str(raw.key);
+    let rare = (key.is_some() || error.is_some() || !raw.odd_keys.is_empty()).then(|| {
+        Box::new(Rare {
+            key,
+            error,
+            odd_keys: raw.odd_keys,
+            invalid: Vec::new(),
+        })
+    });
     Ok(EventRecord {
-        id: opt_str(raw.id, "id")?,
-        kind,
-        source: opt_str(raw.source, "source")?,
+        id: opt_str(raw.id, "id")?.map(|s| Id::new(&s)),
+        kind: Name::new(&kind),
+        source: opt_str(raw.source, "source")?.map(|s| Name::new(&s)),
         parent,
-        timestamp: lenient_str(raw.timestamp),
+        timestamp: lenient_str(raw.timestamp).map(|s| Id::new(&s)),
         action_kind: nested_kind(raw.action),
         observation_kind: nested_kind(raw.observation),
-        tool_call_id: lenient_str(raw.tool_call_id),
-        action_id: lenient_str(raw.action_id),
-        key: lenient_str(raw.key),
-        error,
+        tool_call_id: lenient_str(raw.tool_call_id).map(|s| Id::new(&s)),
+        action_id: lenient_str(raw.action_id).map(|s| Id::new(&s)),
         placeholder,
         keys: raw.keys,
-        odd_keys: raw.odd_keys,
-        invalid: Vec::new(),
+        rare,
     })
 }
 
@@ -282,7 +339,7 @@ pub fn parse_event_for(
         unreachable!("matched as an object above")
     };
     let mut rec = build(RawEvent::from_map(map))?;
-    rec.invalid = errors;
+    rec.set_invalid(errors);
     Ok(rec)
 }
 
@@ -415,11 +472,11 @@ mod tests {
             r#"{"id":"x","kind":"MessageEvent","source":"user","parent_id":"__root__","timestamp":"t","error":"e","tool_call_id":"c","action_id":"d","key":"k"}"#,
         ] {
             let lazy = parse_event(text.as_bytes()).map(|mut r| {
-                r.invalid.clear();
+                r.set_invalid(Vec::new());
                 format!("{r:?}")
             });
             let full = parse_event_for(text.as_bytes(), Some(v)).map(|mut r| {
-                r.invalid.clear();
+                r.set_invalid(Vec::new());
                 format!("{r:?}")
             });
             assert_eq!(lazy, full, "{text}");
@@ -437,9 +494,9 @@ mod tests {
             Some(v),
         )
         .unwrap();
-        assert_eq!(r.invalid.len(), 1);
-        assert_eq!(r.invalid[0].loc, "llm_message");
-        assert_eq!(r.invalid[0].kind, "missing");
+        assert_eq!(r.invalid().len(), 1);
+        assert_eq!(r.invalid()[0].loc, "llm_message");
+        assert_eq!(r.invalid()[0].kind, "missing");
     }
 
     #[test]
