@@ -8,11 +8,11 @@ mod name;
 mod sdk_json;
 mod text;
 
-use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::validate::jv::Value as Jv;
 pub use lazy::MAX_ODD_KEYS;
-use lazy::{KindOnly, RawEvent};
+use lazy::{Field, KindOnly, RawEvent};
 pub use name::{
     canonical_name, counts_as_event_file, is_canonical_name, is_count_marker, parse_event_name,
     parse_short_index_name, EventName,
@@ -182,24 +182,13 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+fn opt_str<'a>(v: Option<Field<'a>>, field: &'static str) -> Result<Option<Cow<'a, str>>, Unreadable> {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unreadable> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(Unreadable::BadField {
+        None | Some(Field::Null) => Ok(None),
+        Some(Field::Str(s)) => Ok(Some(s)),
+        Some(Field::Other(found)) => Err(Unreadable::BadField {
             field,
-            found: type_name(&other),
+            found,
             expected: "a string",
         }),
     }
@@ -213,15 +202,15 @@ fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unre
 fn nested_kind(v: Option<KindOnly>) -> Option<Name> {
     match v {
         Some(KindOnly::Object {
-            kind: Some(Value::String(s)),
+            kind: Some(Field::Str(s)),
         }) => Some(Name::new(&s)),
         _ => None,
     }
 }
 
-fn lenient_str(v: Option<Value>) -> Option<String> {
+fn lenient_str(v: Option<Field<'_>>) -> Option<Cow<'_, str>> {
     match v {
-        Some(Value::String(s)) => Some(s),
+        Some(Field::Str(s)) => Some(s),
         _ => None,
     }
 }
@@ -259,25 +248,25 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
 
 fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
     let kind = match raw.kind {
-        Some(Value::String(s)) if !s.is_empty() => s,
+        Some(Field::Str(s)) if !s.is_empty() => s,
         // `_validate_subtype`'s dict lookup of an unhashable kind: TypeError
-        Some(k @ (Value::Array(_) | Value::Object(_))) => {
+        Some(Field::Other(found @ ("an array" | "an object"))) => {
             return Err(Unreadable::BadField {
                 field: "kind",
-                found: type_name(&k),
+                found,
                 expected: "a string",
             })
         }
         _ => return Err(Unreadable::MissingKind),
     };
     let parent = match raw.parent_id {
-        None | Some(Value::Null) => ParentRef::Absent,
-        Some(Value::String(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
-        Some(Value::String(s)) => ParentRef::Id(Id::new(&s)),
-        Some(other) => {
+        None | Some(Field::Null) => ParentRef::Absent,
+        Some(Field::Str(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
+        Some(Field::Str(s)) => ParentRef::Id(Id::new(&s)),
+        Some(Field::Other(found)) => {
             return Err(Unreadable::BadField {
                 field: "parent_id",
-                found: type_name(&other),
+                found,
                 expected: "a string",
             })
         }
@@ -288,7 +277,7 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
         lenient_str(raw.code).as_deref(),
         error.as_deref(),
     );
-    let key = lenient_str(raw.key);
+    let key = lenient_str(raw.key).map(Cow::into_owned);
     let rare = (key.is_some() || error.is_some() || !raw.odd_keys.is_empty()).then(|| {
         Box::new(Rare {
             key,
