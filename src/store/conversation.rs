@@ -47,7 +47,9 @@ impl Doc {
 /// One entry of `events/` whose name matches the SDK's event-name rule.
 #[derive(Debug)]
 pub struct EventFile {
-    pub name: String,
+    /// The file name: inline up to 54 bytes (a canonical name with a
+    /// UUID is 53 or 54), no heap block.
+    pub name: super::event::Text<54>,
     pub idx: u64,
     /// Position in the directory listing (`os.listdir` order, which decides
     /// which of two files with the same index the SDK keeps).
@@ -581,7 +583,7 @@ fn read_events(
                     },
                 };
                 Entry::File(EventFile {
-                    name,
+                    name: name.as_str().into(),
                     idx: n.idx,
                     listing_pos: pos,
                     record,

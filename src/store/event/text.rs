@@ -46,8 +46,10 @@ impl<const N: usize> Text<N> {
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Inline { len, buf } => {
-                // only ever filled from a whole `&str` (see `new`)
-                std::str::from_utf8(&buf[..*len as usize]).unwrap_or_default()
+                // SAFETY: `buf[..len]` is only ever filled, in `new`, with
+                // the bytes of a whole `&str` (and the fields are private),
+                // so it is UTF-8; the reader asks this of every event.
+                unsafe { std::str::from_utf8_unchecked(&buf[..*len as usize]) }
             }
             Repr::Static(s) => s,
             Repr::Heap(s) => s,
@@ -71,6 +73,12 @@ impl<const N: usize> Deref for Text<N> {
 impl<const N: usize> AsRef<str> for Text<N> {
     fn as_ref(&self) -> &str {
         self.as_str()
+    }
+}
+
+impl<const N: usize> AsRef<std::path::Path> for Text<N> {
+    fn as_ref(&self) -> &std::path::Path {
+        std::path::Path::new(self.as_str())
     }
 }
 
