@@ -135,9 +135,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         // unanswered and runs it again on resume
         let answers_it = super::tool_calls::answer(rec)
             == Some(super::tool_calls::Answer::Action(parent.as_str()))
-            && rec.tool_call_id.is_some()
+            && rec.tool_call_id().is_some()
             && ctx.reader.record(t).is_some_and(|a| {
-                a.kind == crate::kinds::ACTION && a.tool_call_id == rec.tool_call_id
+                a.kind == crate::kinds::ACTION && a.tool_call_id() == rec.tool_call_id()
             });
         p.relink(rel.clone(), &tid, crate::edit::Safety::Unsafe, what);
         if answers_it {
@@ -148,7 +148,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 crate::edit::Safety::Unsafe,
                 format!(
                     "and its `action_id` (it answers tool call `{}`, which {} made)",
-                    ctx.quote(rec.tool_call_id.as_deref().unwrap_or_default()),
+                    ctx.quote(rec.tool_call_id().unwrap_or_default()),
                     ix(t)
                 ),
             );

@@ -226,7 +226,7 @@ fn named_ids<'a>(
     let answered = files
         .iter()
         .filter_map(|f| f.record.as_ref().ok())
-        .filter_map(|r| r.action_id.as_deref())
+        .filter_map(|r| r.action_id())
         .collect();
     (named, answered)
 }

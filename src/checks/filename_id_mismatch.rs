@@ -176,7 +176,7 @@ fn links_into<'a>(ctx: &Ctx<'a>) -> LinksInto<'a> {
     let mut into: LinksInto = std::collections::HashMap::new();
     for i in 0..r.len() {
         if let Some(rec) = r.record(i) {
-            for to in [rec.parent.id(), rec.action_id.as_deref()]
+            for to in [rec.parent.id(), rec.action_id()]
                 .into_iter()
                 .flatten()
             {
@@ -225,7 +225,7 @@ fn reading(ctx: &Ctx, members: &[usize], into: &LinksInto) -> Option<Reading> {
                 .and_then(|j| at.get(j).copied())
                 .unwrap_or(i);
             let mine = rec.id.as_deref().is_some_and(|j| at.contains_key(j));
-            [rec.parent.id(), rec.action_id.as_deref()]
+            [rec.parent.id(), rec.action_id()]
                 .into_iter()
                 .flatten()
                 .filter(|t| mine || at.contains_key(t))
@@ -323,7 +323,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     for f in &ctx.conv.events.files {
         if let Ok(r) = &f.record {
             named.extend(r.parent.id());
-            named.extend(r.action_id.as_deref());
+            named.extend(r.action_id());
         }
     }
     let leaf = ctx

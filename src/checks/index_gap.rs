@@ -167,7 +167,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
     let prev_of = |id: &str, rec: Option<&EventRecord>, file: &str| -> Prev {
         let call = rec
             .filter(|r| super::tool_calls::executable(r))
-            .and_then(|r| r.tool_call_id.as_deref().map(String::from))
+            .and_then(|r| r.tool_call_id().map(String::from))
             .filter(|tc| !answered_calls.contains(tc.as_str()) && !answered_actions.contains(id))
             .and_then(|tc| {
                 let b = ctx.conv.bytes(&format!("events/{file}"))?;

@@ -278,7 +278,7 @@ impl<'a> Reader<'a> {
                 field: "kind",
             });
         }
-        if let Some(k) = &rec.action_kind {
+        if let Some(k) = rec.action_kind() {
             if !self.known(&self.kinds.action, k) {
                 return Err(ReadError::UnknownKind {
                     kind: k.to_string(),
@@ -286,7 +286,7 @@ impl<'a> Reader<'a> {
                 });
             }
         }
-        if let Some(k) = &rec.observation_kind {
+        if let Some(k) = rec.observation_kind() {
             if !self.known(&self.kinds.observation, k) {
                 return Err(ReadError::UnknownKind {
                     kind: k.to_string(),

@@ -60,10 +60,10 @@ pub struct EventRecord {
     pub source: Option<Name>,
     pub parent: ParentRef,
     pub timestamp: Option<Id>,
-    pub action_kind: Option<Name>,
-    pub observation_kind: Option<Name>,
-    pub tool_call_id: Option<Id>,
-    pub action_id: Option<Id>,
+    /// `action.kind`, `observation.kind`, `tool_call_id`, `action_id`:
+    /// `None` when the event has none of them (a message, a state update),
+    /// 8 bytes instead of 128 there.
+    call: Option<Box<Call>>,
     /// A placeholder convo-doctor left in the slot of an event it set aside
     /// (`crate::edit::placeholder`): it stands for an event of unknown kind.
     pub placeholder: bool,
@@ -72,6 +72,15 @@ pub struct EventRecord {
     /// `key`, `error`, odd keys and validation errors: `None` when the
     /// event has none of them (almost every event).
     rare: Option<Box<Rare>>,
+}
+
+/// The fields of an action, an observation or an error answering a call.
+#[derive(Clone, Debug, Default)]
+pub struct Call {
+    action_kind: Option<Name>,
+    observation_kind: Option<Name>,
+    tool_call_id: Option<Id>,
+    action_id: Option<Id>,
 }
 
 /// The fields of a record that few events have.
@@ -90,6 +99,22 @@ pub struct Rare {
 }
 
 impl EventRecord {
+    /// `action.kind`
+    pub fn action_kind(&self) -> Option<&str> {
+        self.call.as_ref()?.action_kind.as_deref()
+    }
+    /// `observation.kind`
+    pub fn observation_kind(&self) -> Option<&str> {
+        self.call.as_ref()?.observation_kind.as_deref()
+    }
+    /// `tool_call_id`
+    pub fn tool_call_id(&self) -> Option<&str> {
+        self.call.as_ref()?.tool_call_id.as_deref()
+    }
+    /// `action_id`
+    pub fn action_id(&self) -> Option<&str> {
+        self.call.as_ref()?.action_id.as_deref()
+    }
     /// `ConversationStateUpdateEvent.key`
     pub fn key(&self) -> Option<&str> {
         self.rare.as_ref()?.key.as_deref()
@@ -286,16 +311,24 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
             invalid: Vec::new(),
         })
     });
+    let call = Call {
+        action_kind: nested_kind(raw.action),
+        observation_kind: nested_kind(raw.observation),
+        tool_call_id: lenient_str(raw.tool_call_id).map(|s| Id::new(&s)),
+        action_id: lenient_str(raw.action_id).map(|s| Id::new(&s)),
+    };
+    let call = (call.action_kind.is_some()
+        || call.observation_kind.is_some()
+        || call.tool_call_id.is_some()
+        || call.action_id.is_some())
+    .then(|| Box::new(call));
     Ok(EventRecord {
         id: opt_str(raw.id, "id")?.map(|s| Id::new(&s)),
         kind: Name::new(&kind),
         source: opt_str(raw.source, "source")?.map(|s| Name::new(&s)),
         parent,
         timestamp: lenient_str(raw.timestamp).map(|s| Id::new(&s)),
-        action_kind: nested_kind(raw.action),
-        observation_kind: nested_kind(raw.observation),
-        tool_call_id: lenient_str(raw.tool_call_id).map(|s| Id::new(&s)),
-        action_id: lenient_str(raw.action_id).map(|s| Id::new(&s)),
+        call,
         placeholder,
         keys: raw.keys,
         rare,
@@ -351,7 +384,7 @@ mod tests {
         assert_eq!(r.id.as_deref(), Some("a"));
         let r = parse_event(br#"{"id":"b","kind":"ObservationEvent","observation":{"kind":"X"}}"#)
             .unwrap();
-        assert_eq!(r.observation_kind.as_deref(), Some("X"));
+        assert_eq!(r.observation_kind(), Some("X"));
         assert_eq!(r.parent, ParentRef::Absent);
     }
 
@@ -404,16 +437,16 @@ mod tests {
         ] {
             let r = parse_event(text.as_bytes()).unwrap();
             assert_eq!(
-                (r.action_kind.as_deref(), r.observation_kind.as_deref()),
+                (r.action_kind(), r.observation_kind()),
                 (None, None)
             );
         }
         // duplicate keys take the Value path; the same rule holds there
         let r = parse_event(br#"{"kind":"K","kind":"K","action":"sk-NEVER-QUOTED"}"#).unwrap();
-        assert_eq!(r.action_kind, None);
+        assert_eq!(r.action_kind(), None);
         let r = parse_event(br#"{"kind":"K","action":null,"observation":{"x":1}}"#).unwrap();
-        assert_eq!(r.action_kind, None);
-        assert_eq!(r.observation_kind, None);
+        assert_eq!(r.action_kind(), None);
+        assert_eq!(r.observation_kind(), None);
     }
 
     #[test]
