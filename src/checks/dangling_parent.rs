@@ -99,8 +99,7 @@ Repair
 /// before it.
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let files = &ctx.conv.events.files;
-    let in_a_file: std::collections::HashSet<&str> =
-        files.iter().map(|f| f.name_id()).collect();
+    let in_a_file: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id()).collect();
     for i in 0..ctx.reader.len() {
         let Some(rec) = ctx.reader.record(i) else {
             continue;

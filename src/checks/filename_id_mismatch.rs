@@ -176,10 +176,7 @@ fn links_into<'a>(ctx: &Ctx<'a>) -> LinksInto<'a> {
     let mut into: LinksInto = std::collections::HashMap::new();
     for i in 0..r.len() {
         if let Some(rec) = r.record(i) {
-            for to in [rec.parent.id(), rec.action_id()]
-                .into_iter()
-                .flatten()
-            {
+            for to in [rec.parent.id(), rec.action_id()].into_iter().flatten() {
                 into.entry(to).or_default().push(i);
             }
         }
@@ -333,13 +330,8 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         .and_then(|v| v.get("leaf_event_id"))
         .and_then(serde_json::Value::as_str);
     named.extend(leaf);
-    let held: std::collections::HashSet<&str> = ctx
-        .conv
-        .events
-        .files
-        .iter()
-        .map(|f| f.name_id())
-        .collect();
+    let held: std::collections::HashSet<&str> =
+        ctx.conv.events.files.iter().map(|f| f.name_id()).collect();
     let mut by_name_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for j in 0..ctx.reader.len() {
         *by_name_id.entry(ctx.reader.id(j)).or_default() += 1;

@@ -42,9 +42,7 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
     for i in 0..n {
         let Some(rec) = r.record(i) else { continue };
         if rec.kind != kinds::AGENT_ERROR
-            || !rec
-                .error()
-                .is_some_and(|e| e.starts_with(RECOVERY_PREFIX))
+            || !rec.error().is_some_and(|e| e.starts_with(RECOVERY_PREFIX))
         {
             continue;
         }

@@ -39,9 +39,7 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
         }
         if executable(r)
             && !observed_actions.contains(ctx.reader.id(i))
-            && !r
-                .tool_call_id()
-                .is_some_and(|t| observed_calls.contains(t))
+            && !r.tool_call_id().is_some_and(|t| observed_calls.contains(t))
         {
             out.push(i)
         }

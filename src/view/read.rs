@@ -1,3 +1,5 @@
+//! Long because every rule of the SDK's `EventLog[idx]` read is decided here, once.
+//!
 //! Reading one event the way the SDK reads it (`EventLog[idx]`): the file at
 //! the rebuilt canonical path, parsed strictly, every kind resolvable.
 

@@ -1,3 +1,5 @@
+//! Long because the record, its two parses and their tests are one contract (same record).
+//!
 //! One event file: its name under the SDK's rule ([`name`]), its text
 //! under the SDK parser's rules ([`sdk_json`]), and the few JSON keys that
 //! drive the checks, parsed lazily ([`lazy`]: every other key is skipped
@@ -207,7 +209,10 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
-fn opt_str<'a>(v: Option<Field<'a>>, field: &'static str) -> Result<Option<Cow<'a, str>>, Unreadable> {
+fn opt_str<'a>(
+    v: Option<Field<'a>>,
+    field: &'static str,
+) -> Result<Option<Cow<'a, str>>, Unreadable> {
     match v {
         None | Some(Field::Null) => Ok(None),
         Some(Field::Str(s)) => Ok(Some(s)),
@@ -436,10 +441,7 @@ mod tests {
             r#"{"kind":"K","action":7}"#,
         ] {
             let r = parse_event(text.as_bytes()).unwrap();
-            assert_eq!(
-                (r.action_kind(), r.observation_kind()),
-                (None, None)
-            );
+            assert_eq!((r.action_kind(), r.observation_kind()), (None, None));
         }
         // duplicate keys take the Value path; the same rule holds there
         let r = parse_event(br#"{"kind":"K","kind":"K","action":"sk-NEVER-QUOTED"}"#).unwrap();
