@@ -115,6 +115,23 @@ fn all() -> &'static [Kinds] {
     })
 }
 
+/// `s` as the kind tables spell it (a `&'static str`), if any release
+/// knows it as an event, action or observation kind: an event record holds
+/// a long kind name without a copy of its own.
+pub fn known_name(s: &str) -> Option<&'static str> {
+    static NAMES: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            all()
+                .iter()
+                .flat_map(|k| k.event.iter().chain(&k.action).chain(&k.observation))
+                .map(String::as_str)
+                .collect()
+        })
+        .get(s)
+        .copied()
+}
+
 impl Kinds {
     /// The lists of the newest extracted release not newer than `v` (the
     /// oldest one for versions before every extracted release).

@@ -158,7 +158,7 @@ fn damaged_fields_match_the_real_releases() {
                     .map(|&i| {
                         reader
                             .record(i)
-                            .and_then(|r| r.id.clone())
+                            .and_then(|r| r.id.as_deref().map(String::from))
                             .unwrap_or_default()
                     })
                     .collect()

@@ -98,7 +98,7 @@ impl Related<'_> {
             .files
             .iter()
             .map(|f| FolderEvent {
-                id: norm_id(&f.name_id),
+                id: norm_id(f.name_id()),
                 idx: f.idx,
                 mtime: f.mtime,
             })
@@ -147,7 +147,7 @@ impl Related<'_> {
             .events
             .files
             .iter()
-            .map(|f| norm_id(&f.name_id))
+            .map(|f| norm_id(f.name_id()))
             .collect();
         let mut only: BTreeSet<&str> = BTreeSet::new();
         for c in &self.copies {

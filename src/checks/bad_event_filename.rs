@@ -130,7 +130,7 @@ impl Strays {
         }
         Strays {
             idx_held: files.iter().map(|f| f.idx).collect(),
-            ids_held: files.iter().map(|f| f.name_id.clone()).collect(),
+            ids_held: files.iter().map(|f| f.name_id().to_string()).collect(),
             named,
             next_after_gap_held: ctx.index.gap_at.is_some_and(|gap| {
                 ctx.index

@@ -59,7 +59,7 @@ Repair
             .index
             .beyond_gap
             .iter()
-            .map(|&pos| ctx.conv.events.files[pos].name_id.as_str())
+            .map(|&pos| ctx.conv.events.files[pos].name_id())
             .collect();
         for i in 0..ctx.reader.len() {
             let Some(rec) = ctx.reader.record(i) else {
@@ -99,8 +99,7 @@ Repair
 /// before it.
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let files = &ctx.conv.events.files;
-    let in_a_file: std::collections::HashSet<&str> =
-        files.iter().map(|f| f.name_id.as_str()).collect();
+    let in_a_file: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id()).collect();
     let mut answered: Option<Answered> = None;
     for i in 0..ctx.reader.len() {
         let Some(rec) = ctx.reader.record(i) else {
@@ -130,9 +129,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         // unanswered and runs it again on resume
         let answers_it = super::tool_calls::answer(rec)
             == Some(super::tool_calls::Answer::Action(parent.as_str()))
-            && rec.tool_call_id.is_some()
+            && rec.tool_call_id().is_some()
             && ctx.reader.record(t).is_some_and(|a| {
-                a.kind == crate::kinds::ACTION && a.tool_call_id == rec.tool_call_id
+                a.kind == crate::kinds::ACTION && a.tool_call_id() == rec.tool_call_id()
             });
         // past a tool call whose result is in no readable file: under it,
         // the event would leave the call open on its branch, and the agent
@@ -183,7 +182,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 crate::edit::Safety::Unsafe,
                 format!(
                     "and its `action_id` (it answers tool call `{}`, which {} made)",
-                    ctx.quote(rec.tool_call_id.as_deref().unwrap_or_default()),
+                    ctx.quote(rec.tool_call_id().unwrap_or_default()),
                     ix(t)
                 ),
             );
@@ -221,7 +220,7 @@ impl<'c> Answered<'c> {
                 .reader
                 .read(i)
                 .ok()
-                .and_then(|r| r.tool_call_id.as_deref())
+                .and_then(|r| r.tool_call_id())
                 .is_some_and(|tc| self.calls.contains(tc))
     }
 }

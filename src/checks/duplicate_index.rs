@@ -106,7 +106,7 @@ pub struct Survivor {
 pub fn survivors(ctx: &Ctx) -> std::collections::BTreeMap<u64, Survivor> {
     use crate::store::event::{canonical_name, is_canonical_name};
     let files = &ctx.conv.events.files;
-    let canonical = |p: usize, idx: u64| is_canonical_name(&files[p].name, idx, &files[p].name_id);
+    let canonical = |p: usize, idx: u64| is_canonical_name(&files[p].name, idx, files[p].name_id());
     let referenced = references(ctx);
     let mut out = std::collections::BTreeMap::new();
     for (&idx, positions) in &ctx.index.duplicate_idx {
@@ -128,7 +128,7 @@ pub fn survivors(ctx: &Ctx) -> std::collections::BTreeMap<u64, Survivor> {
             Some(&k) => {
                 // the SDK opens the name it rebuilds from the id its index
                 // keeps: that file, when it is one of them
-                let name = canonical_name(idx, &files[k].name_id);
+                let name = canonical_name(idx, files[k].name_id());
                 match positions.iter().copied().find(|&p| files[p].name == name) {
                     Some(p) if p == k => (p, reads(p), "the file the SDK reads"),
                     Some(p) => (
@@ -166,10 +166,10 @@ pub fn survivors(ctx: &Ctx) -> std::collections::BTreeMap<u64, Survivor> {
         let named_others: Vec<usize> = positions
             .iter()
             .copied()
-            .filter(|&q| q != read && referenced(&files[q].name_id))
+            .filter(|&q| q != read && referenced(files[q].name_id()))
             .collect();
         let survivor = match named_others[..] {
-            [q] if !referenced(&files[read].name_id)
+            [q] if !referenced(files[read].name_id())
                 && files[q].record.is_ok()
                 && canonical(q, idx) =>
             {
@@ -226,7 +226,7 @@ fn named_ids<'a>(
     let answered = files
         .iter()
         .filter_map(|f| f.record.as_ref().ok())
-        .filter_map(|r| r.action_id.as_deref())
+        .filter_map(|r| r.action_id())
         .collect();
     (named, answered)
 }
@@ -254,7 +254,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             let f = &files[q];
             let rel = format!("events/{}", f.name);
             let same = kept_bytes.is_some() && read(q) == kept_bytes;
-            if same && f.name_id == files[kept].name_id {
+            if same && f.name_id() == files[kept].name_id() {
                 mine.push((
                     rel,
                     Action::Remove,
@@ -273,9 +273,9 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 .record
                 .as_ref()
                 .is_ok_and(|r| matches!(r.parent, ParentRef::Id(_) | ParentRef::Root));
-            let needed = named.contains(f.name_id.as_str());
+            let needed = named.contains(f.name_id());
             if explicit && needed && ctx.index.gap_at.is_none() {
-                let to = crate::store::event::canonical_name(next, &f.name_id);
+                let to = crate::store::event::canonical_name(next, f.name_id());
                 next += 1;
                 mine.push((
                     rel,

@@ -189,10 +189,7 @@ fn links_into<'a>(ctx: &Ctx<'a>) -> LinksInto<'a> {
     let mut into: LinksInto = std::collections::HashMap::new();
     for i in 0..r.len() {
         if let Some(rec) = r.record(i) {
-            for to in [rec.parent.id(), rec.action_id.as_deref()]
-                .into_iter()
-                .flatten()
-            {
+            for to in [rec.parent.id(), rec.action_id()].into_iter().flatten() {
                 into.entry(to).or_default().push(i);
             }
         }
@@ -239,7 +236,7 @@ fn reading(ctx: &Ctx, members: &[usize], into: &LinksInto) -> Option<Reading> {
                 .and_then(|j| at.get(j).copied())
                 .unwrap_or(i);
             let mine = rec.id.as_deref().is_some_and(|j| at.contains_key(j));
-            [rec.parent.id(), rec.action_id.as_deref()]
+            [rec.parent.id(), rec.action_id()]
                 .into_iter()
                 .flatten()
                 .filter(|t| mine || at.contains_key(t))
@@ -341,7 +338,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     for f in &ctx.conv.events.files {
         if let Ok(r) = &f.record {
             named.extend(r.parent.id());
-            named.extend(r.action_id.as_deref());
+            named.extend(r.action_id());
         }
     }
     let leaf = ctx
@@ -351,13 +348,8 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         .and_then(|v| v.get("leaf_event_id"))
         .and_then(serde_json::Value::as_str);
     named.extend(leaf);
-    let held: std::collections::HashSet<&str> = ctx
-        .conv
-        .events
-        .files
-        .iter()
-        .map(|f| f.name_id.as_str())
-        .collect();
+    let held: std::collections::HashSet<&str> =
+        ctx.conv.events.files.iter().map(|f| f.name_id()).collect();
     let mut by_name_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for j in 0..ctx.reader.len() {
         *by_name_id.entry(ctx.reader.id(j)).or_default() += 1;

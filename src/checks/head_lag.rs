@@ -124,7 +124,7 @@ fn compute(ctx: &Ctx) -> Option<Lag> {
             && real.first().is_some_and(|&first| {
                 r.tolerant_parent(first) == Some(leaf)
                     && r.read(first).is_ok_and(|res| {
-                        super::tool_calls::answers(res, r.id(leaf), head.tool_call_id.as_deref())
+                        super::tool_calls::answers(res, r.id(leaf), head.tool_call_id())
                     })
             })
     });

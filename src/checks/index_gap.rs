@@ -63,7 +63,7 @@ Repair
         let head_beyond = matches!(
             ctx.load_error(),
             Some(crate::view::LoadError::UnknownLeaf { id })
-                if ctx.index.beyond_gap.iter().any(|&p| files[p].name_id == *id)
+                if ctx.index.beyond_gap.iter().any(|&p| files[p].name_id() == *id)
         );
         let tail = if head_beyond {
             "; the stored HEAD (leaf_event_id) is one of them, so the SDK cannot load the conversation (KeyError)"
@@ -150,7 +150,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
     use crate::edit::{Action, Safety};
     use crate::store::{EventRecord, ParentRef};
     let files = &ctx.conv.events.files;
-    let held: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id.as_str()).collect();
+    let held: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id()).collect();
     // tool calls some event (in the log or after the gap) answers, by the
     // SDK's rule
     let mut answered_calls = std::collections::HashSet::new();
@@ -167,7 +167,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
     let prev_of = |id: &str, rec: Option<&EventRecord>, file: &str| -> Prev {
         let call = rec
             .filter(|r| super::tool_calls::executable(r))
-            .and_then(|r| r.tool_call_id.clone())
+            .and_then(|r| r.tool_call_id().map(String::from))
             .filter(|tc| !answered_calls.contains(tc.as_str()) && !answered_actions.contains(id))
             .and_then(|tc| {
                 let b = ctx.conv.bytes(&format!("events/{file}"))?;
@@ -177,7 +177,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
         Prev {
             id: id.to_string(),
             tree_era: rec.is_some_and(|r| r.parent.is_present()),
-            timestamp: rec.and_then(|r| r.timestamp.clone()),
+            timestamp: rec.and_then(|r| r.timestamp.as_deref().map(String::from)),
             call,
             file: format!("events/{file}"),
         }
@@ -197,7 +197,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
     for m in gap..=last {
         if let Some(&pos) = at.get(&m) {
             let f = &files[pos];
-            prev = Some(prev_of(&f.name_id, f.record.as_ref().ok(), &f.name));
+            prev = Some(prev_of(f.name_id(), f.record.as_ref().ok(), &f.name));
             continue;
         }
         // the id the next event names as its parent, when no file holds it
@@ -227,7 +227,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
         // still flat (the false-root fingerprint reads that)
         let tree_era = prev.as_ref().is_some_and(|q| q.tree_era);
         let parent = match &prev {
-            Some(q) if tree_era => ParentRef::Id(q.id.clone()),
+            Some(q) if tree_era => ParentRef::Id(q.id.as_str().into()),
             _ => ParentRef::Absent,
         };
         let call = prev
@@ -242,7 +242,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
             .and_then(|q| q.timestamp.clone())
             .or_else(|| {
                 next.and_then(|f| f.record.as_ref().ok())
-                    .and_then(|r| r.timestamp.clone())
+                    .and_then(|r| r.timestamp.as_deref().map(String::from))
             })
             .unwrap_or_else(|| "1970-01-01T00:00:00".into());
         let name = crate::store::event::canonical_name(m, &id);
@@ -299,7 +299,7 @@ fn renumber(ctx: &Ctx, p: &mut crate::edit::Proposals, beyond: &[usize]) {
     use crate::store::event::canonical_name;
     use crate::store::ParentRef;
     let files = &ctx.conv.events.files;
-    let known: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id.as_str()).collect();
+    let known: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id()).collect();
     let start = ctx.index.len() as u64;
     let mut prev_idx = start;
     let mut last: Option<&str> = start.checked_sub(1).map(|i| ctx.reader.id(i as usize));
@@ -324,7 +324,7 @@ fn renumber(ctx: &Ctx, p: &mut crate::edit::Proposals, beyond: &[usize]) {
                 }
             }
         }
-        let new = canonical_name(k, &f.name_id);
+        let new = canonical_name(k, f.name_id());
         if new != f.name {
             p.push(
                 rel,
@@ -334,6 +334,6 @@ fn renumber(ctx: &Ctx, p: &mut crate::edit::Proposals, beyond: &[usize]) {
             );
         }
         prev_idx = f.idx + 1;
-        last = Some(f.name_id.as_str());
+        last = Some(f.name_id());
     }
 }

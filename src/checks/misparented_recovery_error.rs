@@ -42,21 +42,18 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
     for i in 0..n {
         let Some(rec) = r.record(i) else { continue };
         if rec.kind != kinds::AGENT_ERROR
-            || !rec
-                .error
-                .as_deref()
-                .is_some_and(|e| e.starts_with(RECOVERY_PREFIX))
+            || !rec.error().is_some_and(|e| e.starts_with(RECOVERY_PREFIX))
         {
             continue;
         }
-        let Some(call) = rec.tool_call_id.as_deref() else {
+        let Some(call) = rec.tool_call_id() else {
             continue;
         };
         let by_call = by_call.get_or_insert_with(|| {
             let mut m: std::collections::HashMap<&str, (Vec<usize>, usize)> = Default::default();
             for j in 0..n {
                 let Some(x) = r.record(j) else { continue };
-                let Some(tc) = x.tool_call_id.as_deref() else {
+                let Some(tc) = x.tool_call_id() else {
                     continue;
                 };
                 if x.kind == kinds::ACTION {

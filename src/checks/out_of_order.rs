@@ -42,7 +42,7 @@ pub fn find(ctx: &Ctx) -> Option<Disorder> {
     let links = |i: usize| -> Vec<&str> {
         r.record(i)
             .map(|rec| {
-                [rec.parent.id(), rec.action_id.as_deref()]
+                [rec.parent.id(), rec.action_id()]
                     .into_iter()
                     .flatten()
                     .collect()
@@ -149,7 +149,7 @@ fn swap_fits<'a>(
         let Some(rec) = r.record(from) else {
             return true;
         };
-        [rec.parent.id(), rec.action_id.as_deref()]
+        [rec.parent.id(), rec.action_id()]
             .into_iter()
             .flatten()
             .all(|t| {

@@ -281,9 +281,9 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
         let known = |k: &str| -> Option<String> {
             match rec {
                 Some(r) => match k {
-                    "timestamp" => r.timestamp.clone(),
-                    "tool_call_id" => r.tool_call_id.clone(),
-                    "kind" => Some(r.kind.clone()),
+                    "timestamp" => r.timestamp.as_deref().map(String::from),
+                    "tool_call_id" => r.tool_call_id().map(String::from),
+                    "kind" => Some(r.kind.to_string()),
                     _ => None,
                 },
                 None => salvaged.get(k).cloned(),
@@ -293,7 +293,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             Some(r) => r.parent.clone(),
             None => match salvaged.get("parent_id") {
                 Some(p) if p == "__root__" => ParentRef::Root,
-                Some(p) => ParentRef::Id(p.clone()),
+                Some(p) => ParentRef::Id(p.as_str().into()),
                 // cut before its parent: the SDK appends in order, so in a
                 // tree-era log the event before it is the likeliest parent
                 // (the nearest one a parent id can name: a copy whose id the
@@ -306,7 +306,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                     Some(b) if b.parent.is_present() && i > 0 => owner_before
                         .get_or_insert_with(|| nearest_before(n, |j| ctx.reader.owns_its_id(j)))[i]
                         .map_or(ParentRef::Absent, |j| {
-                            ParentRef::Id(ctx.reader.id(j).to_string())
+                            ParentRef::Id(ctx.reader.id(j).into())
                         }),
                     _ => ParentRef::Absent,
                 },
@@ -352,7 +352,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 if r.kind != kinds::ACTION || !ctx.reader.owns_its_id(j) {
                     continue;
                 }
-                if let Some(tc) = r.tool_call_id.as_deref() {
+                if let Some(tc) = r.tool_call_id() {
                     m.entry(tc).or_insert(j);
                 }
             }
@@ -366,7 +366,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             Err(e) => class_of(&e).is_none(),
         };
         let named_action = rec
-            .and_then(|r| r.action_id.as_deref())
+            .and_then(|r| r.action_id())
             .and_then(|a| ctx.index.id_to_idx.get(a).copied())
             .filter(|&a| a < i && stays(a));
         let call = match known("tool_call_id") {
@@ -386,7 +386,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 (r.kind == kinds::ACTION).then_some(())?;
                 Some(ToolCall {
                     tool_name: tool_name(ctx, a)?,
-                    tool_call_id: r.tool_call_id.clone()?,
+                    tool_call_id: r.tool_call_id()?.to_string(),
                 })
             }),
             None if result_kind && i > 0 => {
@@ -395,7 +395,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                     .record(i - 1)
                     .filter(|r| r.kind == kinds::ACTION && stays(i - 1))
                     .and_then(|r| {
-                        let tc = r.tool_call_id.clone()?;
+                        let tc = r.tool_call_id()?.to_string();
                         let open = !others.by_another(Answer::Call(&tc), id)
                             && !others.by_another(Answer::Action(ctx.reader.id(i - 1)), id);
                         open.then_some(())?;

@@ -57,7 +57,7 @@ Repair
             .index
             .beyond_gap
             .iter()
-            .any(|&p| ctx.conv.events.files[p].name_id == *id);
+            .any(|&p| ctx.conv.events.files[p].name_id() == *id);
         let stray = ctx
             .conv
             .events
@@ -88,7 +88,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let Some(LoadError::UnknownLeaf { id }) = ctx.load_error() else {
         return;
     };
-    if ctx.conv.events.files.iter().any(|f| &f.name_id == id) {
+    if ctx.conv.events.files.iter().any(|f| f.name_id() == id) {
         p.leave(
             REL,
             "the HEAD's file exists but the SDK does not index it: it comes back when the gap is closed or the doubled index decided",

@@ -143,7 +143,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         .reader
         .read(first)
         .ok()
-        .and_then(|a| a.tool_call_id.clone())
+        .and_then(|a| a.tool_call_id().map(String::from))
     else {
         return;
     };

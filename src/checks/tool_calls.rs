@@ -17,7 +17,7 @@ use crate::store::EventRecord;
 /// (not null). Only these are pending (`get_unmatched_actions`: "Only
 /// executable actions (validated) are considered pending").
 pub fn executable(r: &EventRecord) -> bool {
-    r.kind == ACTION && r.action_kind.is_some()
+    r.kind == ACTION && r.action_kind().is_some()
 }
 
 /// The SDK's `ConversationState.get_unmatched_actions` over `events` (in
@@ -39,10 +39,7 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
         }
         if executable(r)
             && !observed_actions.contains(ctx.reader.id(i))
-            && !r
-                .tool_call_id
-                .as_deref()
-                .is_some_and(|t| observed_calls.contains(t))
+            && !r.tool_call_id().is_some_and(|t| observed_calls.contains(t))
         {
             out.push(i)
         }
@@ -87,12 +84,7 @@ pub fn open_calls(ctx: &Ctx, branch: &[usize]) -> Vec<OpenCall> {
     let mut by_call: std::collections::HashMap<&str, Vec<usize>> = Default::default();
     for (k, &a) in open.iter().enumerate() {
         by_action.entry(ctx.reader.id(a)).or_default().push(k);
-        if let Some(tc) = ctx
-            .reader
-            .read(a)
-            .ok()
-            .and_then(|r| r.tool_call_id.as_deref())
-        {
+        if let Some(tc) = ctx.reader.read(a).ok().and_then(|r| r.tool_call_id()) {
             by_call.entry(tc).or_default().push(k);
         }
     }
@@ -122,8 +114,8 @@ pub enum Answer<'a> {
 
 pub fn answer(r: &EventRecord) -> Option<Answer<'_>> {
     match r.kind.as_str() {
-        OBSERVATION | USER_REJECT => r.action_id.as_deref().map(Answer::Action),
-        AGENT_ERROR => r.tool_call_id.as_deref().map(Answer::Call),
+        OBSERVATION | USER_REJECT => r.action_id().map(Answer::Action),
+        AGENT_ERROR => r.tool_call_id().map(Answer::Call),
         _ => None,
     }
 }
@@ -149,14 +141,14 @@ pub fn answers(r: &EventRecord, action: &str, tool_call_id: Option<&str>) -> boo
 pub fn observed_by_call(ctx: &Ctx, events: &[usize], tool_call_id: &str) -> bool {
     events.iter().any(|&j| {
         ctx.reader.read(j).is_ok_and(|r| {
-            crate::kinds::is_result(&r.kind) && r.tool_call_id.as_deref() == Some(tool_call_id)
+            crate::kinds::is_result(&r.kind) && r.tool_call_id() == Some(tool_call_id)
         })
     })
 }
 
 /// The action's `tool_name` and `tool_call_id`, what an answer names.
 pub fn call_of(ctx: &Ctx, i: usize) -> Option<(String, String)> {
-    let tc = ctx.reader.read(i).ok()?.tool_call_id.clone()?;
+    let tc = ctx.reader.read(i).ok()?.tool_call_id()?.to_string();
     let b = ctx.conv.bytes(&ctx.event_path(i))?;
     let v: serde_json::Value = serde_json::from_slice(&b).ok()?;
     Some((v.get("tool_name")?.as_str()?.to_string(), tc))
@@ -167,7 +159,11 @@ pub fn call_of(ctx: &Ctx, i: usize) -> Option<(String, String)> {
 pub fn newest_timestamp(ctx: &Ctx) -> String {
     (0..ctx.reader.len())
         .rev()
-        .find_map(|j| ctx.reader.record(j).and_then(|r| r.timestamp.clone()))
+        .find_map(|j| {
+            ctx.reader
+                .record(j)
+                .and_then(|r| r.timestamp.as_deref().map(String::from))
+        })
         .unwrap_or_else(|| "1970-01-01T00:00:00".into())
 }
 

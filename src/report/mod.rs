@@ -272,7 +272,7 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
         };
         out.push(EventRow {
             index: i as u64,
-            file: f.name.clone(),
+            file: f.name.to_string(),
             kind: rec.map(|x| ctx.quote(&x.kind)),
             source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
             parent,
@@ -286,7 +286,7 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
         let rec = f.record.as_ref().ok();
         out.push(EventRow {
             index: f.idx,
-            file: f.name.clone(),
+            file: f.name.to_string(),
             kind: rec.map(|x| ctx.quote(&x.kind)),
             source: rec.and_then(|x| x.source.as_deref()).map(|s| ctx.quote(s)),
             parent: None,

@@ -1,3 +1,5 @@
+//! Long because the folder read, the overlay and the record cache share one read path.
+//!
 //! A conversation directory as it is on disk: the two state files, the lease,
 //! and every entry of `events/`, each read once.
 
@@ -47,10 +49,10 @@ impl Doc {
 /// One entry of `events/` whose name matches the SDK's event-name rule.
 #[derive(Debug)]
 pub struct EventFile {
-    pub name: String,
+    /// The file name: inline up to 54 bytes (a canonical name with a
+    /// UUID is 53 or 54), no heap block.
+    pub name: super::event::Text<54>,
     pub idx: u64,
-    /// The event id spelled in the file name (what the SDK's index uses).
-    pub name_id: String,
     /// Position in the directory listing (`os.listdir` order, which decides
     /// which of two files with the same index the SDK keeps).
     pub listing_pos: usize,
@@ -58,6 +60,18 @@ pub struct EventFile {
     pub mtime: Option<SystemTime>,
     /// How many bytes were read.
     pub size: u64,
+}
+
+impl EventFile {
+    /// The event id spelled in the file name (what the SDK's index uses):
+    /// part of `name` (which matched the SDK's name rule), not a copy.
+    pub fn name_id(&self) -> &str {
+        self.name
+            .strip_suffix(".json")
+            .and_then(|r| r.strip_prefix("event-"))
+            .and_then(|r| r.split_once('-'))
+            .map_or("", |(_, id)| id)
+    }
 }
 
 /// An `events/` entry that `_count_events_on_disk` counts but the name rule rejects.
@@ -571,9 +585,8 @@ fn read_events(
                     },
                 };
                 Entry::File(EventFile {
-                    name,
+                    name: name.as_str().into(),
                     idx: n.idx,
-                    name_id: n.id,
                     listing_pos: pos,
                     record,
                     mtime,

@@ -51,7 +51,7 @@ impl Index {
             let pos = run[run.len() - 1].1;
             if idx == n && ix.gap_at.is_none() {
                 let i = ix.by_idx.len();
-                if !ix.id_to_idx.insert_first(&dir.files[pos].name_id, i) {
+                if !ix.id_to_idx.insert_first(dir.files[pos].name_id(), i) {
                     ix.dup_ids = true;
                 }
                 ix.by_idx.push(pos);
@@ -86,8 +86,80 @@ impl Index {
 /// bytes an event instead of about 110 (a copied `String` key).
 #[derive(Debug, Default)]
 pub struct IdMap {
-    uuids: HashMap<[u64; 2], usize>,
+    uuids: HashMap<[u64; 2], usize, UuidHash>,
     other: HashMap<Box<str>, usize>,
+}
+
+/// The hasher of the 128-bit ids: one folded multiply of the two halves,
+/// each mixed with a key drawn per process (so ids chosen to collide
+/// cannot be chosen in advance), where SipHash cost a few times more on
+/// every lookup of a long log's walk.
+#[derive(Clone, Debug)]
+pub struct UuidHash([u64; 2]);
+
+impl Default for UuidHash {
+    fn default() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        static KEY: std::sync::OnceLock<[u64; 2]> = std::sync::OnceLock::new();
+        UuidHash(*KEY.get_or_init(|| {
+            let s = std::collections::hash_map::RandomState::new();
+            let mut a = s.build_hasher();
+            a.write_u64(1);
+            let mut b = s.build_hasher();
+            b.write_u64(2);
+            [a.finish(), b.finish() | 1]
+        }))
+    }
+}
+
+impl std::hash::BuildHasher for UuidHash {
+    type Hasher = UuidHasher;
+    fn build_hasher(&self) -> UuidHasher {
+        UuidHasher {
+            key: self.0,
+            words: [0; 2],
+            n: 0,
+        }
+    }
+}
+
+/// See [`UuidHash`].
+pub struct UuidHasher {
+    key: [u64; 2],
+    words: [u64; 2],
+    n: usize,
+}
+
+impl std::hash::Hasher for UuidHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // a `[u64; 2]` hashes its 16 bytes in one call
+        if let (0, Ok(b)) = (self.n, <[u8; 16]>::try_from(bytes)) {
+            let (lo, hi) = b.split_at(8);
+            self.words = [
+                u64::from_ne_bytes(lo.try_into().unwrap_or_default()),
+                u64::from_ne_bytes(hi.try_into().unwrap_or_default()),
+            ];
+            self.n = 16;
+            return;
+        }
+        for &b in bytes {
+            let w = &mut self.words[(self.n / 8) % 2];
+            *w = w.rotate_left(8) ^ u64::from(b);
+            self.n += 1;
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        let w = &mut self.words[(self.n / 8) % 2];
+        *w ^= v;
+        self.n += 8;
+    }
+    fn write_usize(&mut self, _len: usize) {
+        // the length prefix of a `[u64; 2]`: always 2
+    }
+    fn finish(&self) -> u64 {
+        let p = u128::from(self.words[0] ^ self.key[0]) * u128::from(self.words[1] ^ self.key[1]);
+        (p as u64) ^ ((p >> 64) as u64)
+    }
 }
 
 /// The 128 bits of `s` if it is exactly `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`
@@ -118,7 +190,7 @@ pub fn uuid_bits(s: &str) -> Option<[u64; 2]> {
 impl IdMap {
     pub fn with_capacity(n: usize) -> IdMap {
         IdMap {
-            uuids: HashMap::with_capacity(n),
+            uuids: HashMap::with_capacity_and_hasher(n, UuidHash::default()),
             other: HashMap::new(),
         }
     }

@@ -1,3 +1,5 @@
+//! Long because every rule of the SDK's `EventLog[idx]` read is decided here, once.
+//!
 //! Reading one event the way the SDK reads it (`EventLog[idx]`): the file at
 //! the rebuilt canonical path, parsed strictly, every kind resolvable.
 
@@ -140,7 +142,7 @@ impl<'a> Reader<'a> {
     /// (the first is the one the SDK names): empty for a kind it does not
     /// know at all.
     pub fn unknown_fields(&self, rec: &EventRecord) -> Vec<String> {
-        let Some(&allowed) = self.kinds.fields.get(&rec.kind) else {
+        let Some(&allowed) = self.kinds.fields.get(rec.kind.as_str()) else {
             return Vec::new();
         };
         let mut extra = rec.keys & !allowed;
@@ -149,7 +151,7 @@ impl<'a> Reader<'a> {
             out.push(crate::kinds::key_name(extra.trailing_zeros()).to_string());
             extra &= extra - 1;
         }
-        out.extend(rec.odd_keys.iter().cloned());
+        out.extend(rec.odd_keys().iter().cloned());
         out
     }
 
@@ -171,7 +173,7 @@ impl<'a> Reader<'a> {
         let odd: Vec<usize> = (0..index.len())
             .filter(|&i| {
                 let f = &files[index.by_idx[i]];
-                !is_canonical_name(&f.name, i as u64, &f.name_id)
+                !is_canonical_name(&f.name, i as u64, f.name_id())
             })
             .collect();
         let mut redirect = std::collections::HashMap::new();
@@ -183,7 +185,7 @@ impl<'a> Reader<'a> {
                 .collect();
             for i in odd {
                 let f = &files[index.by_idx[i]];
-                if let Some(&p) = by_name.get(canonical_name(i as u64, &f.name_id).as_str()) {
+                if let Some(&p) = by_name.get(canonical_name(i as u64, f.name_id()).as_str()) {
                     redirect.insert(i, p);
                 }
             }
@@ -230,7 +232,7 @@ impl<'a> Reader<'a> {
 
     /// The id at `idx` (the SDK's `get_id`: the id in the file name).
     pub fn id(&self, idx: usize) -> &'a str {
-        &self.file(idx).name_id
+        self.file(idx).name_id()
     }
 
     /// Whether the SDK resolves event `idx`'s id to `idx` itself: false for
@@ -272,24 +274,24 @@ impl<'a> Reader<'a> {
 
     /// Check a parsed record's kinds against this version's lists.
     pub fn check_kinds(&self, rec: &EventRecord) -> Result<(), ReadError> {
-        if !self.kinds.event.contains(&rec.kind) {
+        if !self.kinds.event.contains(rec.kind.as_str()) {
             return Err(ReadError::UnknownKind {
-                kind: rec.kind.clone(),
+                kind: rec.kind.to_string(),
                 field: "kind",
             });
         }
-        if let Some(k) = &rec.action_kind {
+        if let Some(k) = rec.action_kind() {
             if !self.known(&self.kinds.action, k) {
                 return Err(ReadError::UnknownKind {
-                    kind: k.clone(),
+                    kind: k.to_string(),
                     field: "action.kind",
                 });
             }
         }
-        if let Some(k) = &rec.observation_kind {
+        if let Some(k) = rec.observation_kind() {
             if !self.known(&self.kinds.observation, k) {
                 return Err(ReadError::UnknownKind {
-                    kind: k.clone(),
+                    kind: k.to_string(),
                     field: "observation.kind",
                 });
             }
@@ -342,9 +344,9 @@ impl<'a> Reader<'a> {
     /// [`Reader::read`], decided afresh.
     fn judge(&self, idx: usize) -> Result<&'a EventRecord, ReadError> {
         let f = self.content(idx);
-        if !is_canonical_name(&f.name, idx as u64, &f.name_id) {
+        if !is_canonical_name(&f.name, idx as u64, f.name_id()) {
             return Err(ReadError::NonCanonicalName {
-                expected: canonical_name(idx as u64, &f.name_id),
+                expected: canonical_name(idx as u64, f.name_id()),
             });
         }
         let rec = f
@@ -355,13 +357,13 @@ impl<'a> Reader<'a> {
         // non-object) aborts the validation: its exception wins over every
         // error pydantic would have collected, once the kind is dispatched.
         if let Some(crash) = rec
-            .invalid
+            .invalid()
             .iter()
             .find(|e| e.exception() != "ValidationError")
         {
-            if self.kinds.event.contains(&rec.kind) {
+            if self.kinds.event.contains(rec.kind.as_str()) {
                 return Err(ReadError::Invalid {
-                    kind: rec.kind.clone(),
+                    kind: rec.kind.to_string(),
                     errors: vec![crash.clone()],
                 });
             }
@@ -372,7 +374,7 @@ impl<'a> Reader<'a> {
         }
         if let Some(field) = self.unknown_fields(rec).into_iter().next() {
             return Err(ReadError::UnknownField {
-                kind: rec.kind.clone(),
+                kind: rec.kind.to_string(),
                 field,
             });
         }
@@ -384,11 +386,11 @@ impl<'a> Reader<'a> {
                 .and_then(|k| k.strip_prefix("ClientAction_"))
                 .is_some_and(|n| self.client_tools.contains(n))
         };
-        if !rec.invalid.is_empty() && !rec.invalid.iter().all(client_ok) {
+        if !rec.invalid().is_empty() && !rec.invalid().iter().all(client_ok) {
             return Err(ReadError::Invalid {
-                kind: rec.kind.clone(),
+                kind: rec.kind.to_string(),
                 errors: rec
-                    .invalid
+                    .invalid()
                     .iter()
                     .filter(|e| !client_ok(e))
                     .cloned()
@@ -421,7 +423,7 @@ impl<'a> Reader<'a> {
             ParentRef::Root => Ok(None),
             ParentRef::Id(p) => match self.index.id_to_idx.get(p) {
                 Some(&i) => Ok(Some(i)),
-                None => Err(p.clone()),
+                None => Err(p.to_string()),
             },
             ParentRef::Absent if idx == 0 => Ok(None),
             ParentRef::Absent => Ok(Some(self.first_of(idx - 1))),

@@ -1,3 +1,5 @@
+//! Long because the record, its two parses and their tests are one contract (same record).
+//!
 //! One event file: its name under the SDK's rule ([`name`]), its text
 //! under the SDK parser's rules ([`sdk_json`]), and the few JSON keys that
 //! drive the checks, parsed lazily ([`lazy`]: every other key is skipped
@@ -6,17 +8,19 @@
 mod lazy;
 mod name;
 mod sdk_json;
+mod text;
 
-use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::validate::jv::Value as Jv;
 pub use lazy::MAX_ODD_KEYS;
-use lazy::{KindOnly, RawEvent};
+use lazy::{Field, KindOnly, RawEvent};
 pub use name::{
     canonical_name, counts_as_event_file, is_canonical_name, is_count_marker, parse_event_name,
     parse_short_index_name, EventName,
 };
 pub use sdk_json::{invalid, sdk_json, too_deep, MAX_DEPTH, MAX_INT_DIGITS};
+pub use text::{Id, Name, Text};
 
 /// `ROOT_PARENT_ID`: a `parent_id` that means "this event starts a new root".
 pub const ROOT_PARENT_ID: &str = "__root__";
@@ -31,7 +35,7 @@ pub enum ParentRef {
     /// `"__root__"`: an explicit new root.
     Root,
     /// An explicit parent.
-    Id(String),
+    Id(Id),
 }
 
 impl ParentRef {
@@ -46,33 +50,107 @@ impl ParentRef {
     }
 }
 
-/// The keys of an event that convo-doctor reads.
+/// The keys of an event that convo-doctor reads, compactly (issue 27):
+/// ids and timestamps inline ([`Id`]), kinds and sources inline or as a
+/// static of the kind tables ([`Name`]), the fields few events have behind
+/// one pointer ([`Rare`]). Anything else is read again from the file when
+/// a finding or a repair needs it.
 #[derive(Clone, Debug)]
 pub struct EventRecord {
-    pub id: Option<String>,
-    pub kind: String,
-    pub source: Option<String>,
+    pub id: Option<Id>,
+    pub kind: Name,
+    pub source: Option<Name>,
     pub parent: ParentRef,
-    pub timestamp: Option<String>,
-    pub action_kind: Option<String>,
-    pub observation_kind: Option<String>,
-    pub tool_call_id: Option<String>,
-    pub action_id: Option<String>,
-    /// `ConversationStateUpdateEvent.key`
-    pub key: Option<String>,
-    /// The first 200 characters of `AgentErrorEvent.error`.
-    pub error: Option<String>,
+    pub timestamp: Option<Id>,
+    /// `action.kind`, `observation.kind`, `tool_call_id`, `action_id`:
+    /// `None` when the event has none of them (a message, a state update),
+    /// 8 bytes instead of 128 there.
+    call: Option<Box<Call>>,
     /// A placeholder convo-doctor left in the slot of an event it set aside
     /// (`crate::edit::placeholder`): it stands for an event of unknown kind.
     pub placeholder: bool,
     /// Every top-level key, as bits of [`crate::kinds::key_bit`]'s table.
     pub keys: u128,
-    /// Top-level keys outside that table (no release knows them): the first
-    /// [`MAX_ODD_KEYS`] distinct ones, in file order.
-    pub odd_keys: Vec<String>,
+    /// `key`, `error`, odd keys and validation errors: `None` when the
+    /// event has none of them (almost every event).
+    rare: Option<Box<Rare>>,
+}
+
+/// The fields of an action, an observation or an error answering a call.
+#[derive(Clone, Debug, Default)]
+pub struct Call {
+    action_kind: Option<Name>,
+    observation_kind: Option<Name>,
+    tool_call_id: Option<Id>,
+    action_id: Option<Id>,
+}
+
+/// The fields of a record that few events have.
+#[derive(Clone, Debug, Default)]
+pub struct Rare {
+    /// `ConversationStateUpdateEvent.key`
+    key: Option<String>,
+    /// The first 200 characters of `AgentErrorEvent.error`.
+    error: Option<String>,
+    /// Top-level keys outside [`crate::kinds::key_bit`]'s table (no release
+    /// knows them): the first [`MAX_ODD_KEYS`] distinct ones, in file order.
+    odd_keys: Vec<String>,
     /// What pydantic says about the whole event under the release it was
     /// read for (empty: valid, or not validated). See [`crate::validate`].
-    pub invalid: Vec<crate::validate::VError>,
+    invalid: Vec<crate::validate::VError>,
+}
+
+impl EventRecord {
+    /// `action.kind`
+    pub fn action_kind(&self) -> Option<&str> {
+        self.call.as_ref()?.action_kind.as_deref()
+    }
+    /// `observation.kind`
+    pub fn observation_kind(&self) -> Option<&str> {
+        self.call.as_ref()?.observation_kind.as_deref()
+    }
+    /// `tool_call_id`
+    pub fn tool_call_id(&self) -> Option<&str> {
+        self.call.as_ref()?.tool_call_id.as_deref()
+    }
+    /// `action_id`
+    pub fn action_id(&self) -> Option<&str> {
+        self.call.as_ref()?.action_id.as_deref()
+    }
+    /// `ConversationStateUpdateEvent.key`
+    pub fn key(&self) -> Option<&str> {
+        self.rare.as_ref()?.key.as_deref()
+    }
+    /// The first 200 characters of `AgentErrorEvent.error`.
+    pub fn error(&self) -> Option<&str> {
+        self.rare.as_ref()?.error.as_deref()
+    }
+    /// Top-level keys outside the known-key table: the first
+    /// [`MAX_ODD_KEYS`] distinct ones, in file order.
+    pub fn odd_keys(&self) -> &[String] {
+        self.rare.as_ref().map_or(&[], |r| &r.odd_keys)
+    }
+    /// What pydantic says about the whole event under the release it was
+    /// read for (empty: valid, or not validated).
+    pub fn invalid(&self) -> &[crate::validate::VError] {
+        self.rare.as_ref().map_or(&[], |r| &r.invalid)
+    }
+    /// Replace the validation errors.
+    pub fn set_invalid(&mut self, errors: Vec<crate::validate::VError>) {
+        if errors.is_empty() && self.rare.is_none() {
+            return;
+        }
+        self.rare.get_or_insert_with(Box::default).invalid = errors;
+        self.shed_rare();
+    }
+    /// Drop the rare part when it holds nothing.
+    fn shed_rare(&mut self) {
+        if self.rare.as_ref().is_some_and(|r| {
+            r.key.is_none() && r.error.is_none() && r.odd_keys.is_empty() && r.invalid.is_empty()
+        }) {
+            self.rare = None;
+        }
+    }
 }
 
 impl EventRecord {
@@ -131,24 +209,16 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+fn opt_str<'a>(
+    v: Option<Field<'a>>,
+    field: &'static str,
+) -> Result<Option<Cow<'a, str>>, Unreadable> {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unreadable> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(Unreadable::BadField {
+        None | Some(Field::Null) => Ok(None),
+        Some(Field::Str(s)) => Ok(Some(s)),
+        Some(Field::Other(found)) => Err(Unreadable::BadField {
             field,
-            found: type_name(&other),
+            found,
             expected: "a string",
         }),
     }
@@ -159,18 +229,18 @@ fn opt_str(v: Option<Value>, field: &'static str) -> Result<Option<String>, Unre
 /// `observation` that is not an object has none: the release's validator
 /// refuses it (1.58 as `model_type`; before, `_validate_subtype` crashes on
 /// it with AttributeError or TypeError), so the record stays readable here.
-fn nested_kind(v: Option<KindOnly>) -> Option<String> {
+fn nested_kind(v: Option<KindOnly>) -> Option<Name> {
     match v {
         Some(KindOnly::Object {
-            kind: Some(Value::String(s)),
-        }) => Some(s),
+            kind: Some(Field::Str(s)),
+        }) => Some(Name::new(&s)),
         _ => None,
     }
 }
 
-fn lenient_str(v: Option<Value>) -> Option<String> {
+fn lenient_str(v: Option<Field<'_>>) -> Option<Cow<'_, str>> {
     match v {
-        Some(Value::String(s)) => Some(s),
+        Some(Field::Str(s)) => Some(s),
         _ => None,
     }
 }
@@ -208,25 +278,25 @@ pub fn parse_event(bytes: &[u8]) -> Result<EventRecord, Unreadable> {
 
 fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
     let kind = match raw.kind {
-        Some(Value::String(s)) if !s.is_empty() => s,
+        Some(Field::Str(s)) if !s.is_empty() => s,
         // `_validate_subtype`'s dict lookup of an unhashable kind: TypeError
-        Some(k @ (Value::Array(_) | Value::Object(_))) => {
+        Some(Field::Other(found @ ("an array" | "an object"))) => {
             return Err(Unreadable::BadField {
                 field: "kind",
-                found: type_name(&k),
+                found,
                 expected: "a string",
             })
         }
         _ => return Err(Unreadable::MissingKind),
     };
     let parent = match raw.parent_id {
-        None | Some(Value::Null) => ParentRef::Absent,
-        Some(Value::String(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
-        Some(Value::String(s)) => ParentRef::Id(s),
-        Some(other) => {
+        None | Some(Field::Null) => ParentRef::Absent,
+        Some(Field::Str(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
+        Some(Field::Str(s)) => ParentRef::Id(Id::new(&s)),
+        Some(Field::Other(found)) => {
             return Err(Unreadable::BadField {
                 field: "parent_id",
-                found: type_name(&other),
+                found,
                 expected: "a string",
             })
         }
@@ -237,22 +307,36 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
         lenient_str(raw.code).as_deref(),
         error.as_deref(),
     );
-    Ok(EventRecord {
-        id: opt_str(raw.id, "id")?,
-        kind,
-        source: opt_str(raw.source, "source")?,
-        parent,
-        timestamp: lenient_str(raw.timestamp),
+    let key = lenient_str(raw.key).map(Cow::into_owned);
+    let rare = (key.is_some() || error.is_some() || !raw.odd_keys.is_empty()).then(|| {
+        Box::new(Rare {
+            key,
+            error,
+            odd_keys: raw.odd_keys,
+            invalid: Vec::new(),
+        })
+    });
+    let call = Call {
         action_kind: nested_kind(raw.action),
         observation_kind: nested_kind(raw.observation),
-        tool_call_id: lenient_str(raw.tool_call_id),
-        action_id: lenient_str(raw.action_id),
-        key: lenient_str(raw.key),
-        error,
+        tool_call_id: lenient_str(raw.tool_call_id).map(|s| Id::new(&s)),
+        action_id: lenient_str(raw.action_id).map(|s| Id::new(&s)),
+    };
+    let call = (call.action_kind.is_some()
+        || call.observation_kind.is_some()
+        || call.tool_call_id.is_some()
+        || call.action_id.is_some())
+    .then(|| Box::new(call));
+    Ok(EventRecord {
+        id: opt_str(raw.id, "id")?.map(|s| Id::new(&s)),
+        kind: Name::new(&kind),
+        source: opt_str(raw.source, "source")?.map(|s| Name::new(&s)),
+        parent,
+        timestamp: lenient_str(raw.timestamp).map(|s| Id::new(&s)),
+        call,
         placeholder,
         keys: raw.keys,
-        odd_keys: raw.odd_keys,
-        invalid: Vec::new(),
+        rare,
     })
 }
 
@@ -282,7 +366,7 @@ pub fn parse_event_for(
         unreachable!("matched as an object above")
     };
     let mut rec = build(RawEvent::from_map(map))?;
-    rec.invalid = errors;
+    rec.set_invalid(errors);
     Ok(rec)
 }
 
@@ -305,7 +389,7 @@ mod tests {
         assert_eq!(r.id.as_deref(), Some("a"));
         let r = parse_event(br#"{"id":"b","kind":"ObservationEvent","observation":{"kind":"X"}}"#)
             .unwrap();
-        assert_eq!(r.observation_kind.as_deref(), Some("X"));
+        assert_eq!(r.observation_kind(), Some("X"));
         assert_eq!(r.parent, ParentRef::Absent);
     }
 
@@ -357,17 +441,14 @@ mod tests {
             r#"{"kind":"K","action":7}"#,
         ] {
             let r = parse_event(text.as_bytes()).unwrap();
-            assert_eq!(
-                (r.action_kind.as_deref(), r.observation_kind.as_deref()),
-                (None, None)
-            );
+            assert_eq!((r.action_kind(), r.observation_kind()), (None, None));
         }
         // duplicate keys take the Value path; the same rule holds there
         let r = parse_event(br#"{"kind":"K","kind":"K","action":"sk-NEVER-QUOTED"}"#).unwrap();
-        assert_eq!(r.action_kind, None);
+        assert_eq!(r.action_kind(), None);
         let r = parse_event(br#"{"kind":"K","action":null,"observation":{"x":1}}"#).unwrap();
-        assert_eq!(r.action_kind, None);
-        assert_eq!(r.observation_kind, None);
+        assert_eq!(r.action_kind(), None);
+        assert_eq!(r.observation_kind(), None);
     }
 
     #[test]
@@ -415,11 +496,11 @@ mod tests {
             r#"{"id":"x","kind":"MessageEvent","source":"user","parent_id":"__root__","timestamp":"t","error":"e","tool_call_id":"c","action_id":"d","key":"k"}"#,
         ] {
             let lazy = parse_event(text.as_bytes()).map(|mut r| {
-                r.invalid.clear();
+                r.set_invalid(Vec::new());
                 format!("{r:?}")
             });
             let full = parse_event_for(text.as_bytes(), Some(v)).map(|mut r| {
-                r.invalid.clear();
+                r.set_invalid(Vec::new());
                 format!("{r:?}")
             });
             assert_eq!(lazy, full, "{text}");
@@ -437,9 +518,9 @@ mod tests {
             Some(v),
         )
         .unwrap();
-        assert_eq!(r.invalid.len(), 1);
-        assert_eq!(r.invalid[0].loc, "llm_message");
-        assert_eq!(r.invalid[0].kind, "missing");
+        assert_eq!(r.invalid().len(), 1);
+        assert_eq!(r.invalid()[0].loc, "llm_message");
+        assert_eq!(r.invalid()[0].kind, "missing");
     }
 
     #[test]
