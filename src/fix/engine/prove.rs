@@ -133,6 +133,20 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
                 });
             }
         }
+        // a folder the SDK refused, made to load with a call the damage left
+        // open mid-branch (its result in no file): loading it would run the
+        // tool again, and nothing here can say what it returned
+        if before.branch.is_none() && o.answer_elsewhere.is_none() {
+            if let Some(next) = &o.next {
+                return Err(Offence {
+                    checks: all_checks(),
+                    why: format!(
+                        "the repair would make the conversation load with the tool call of {} open on the agent's branch, {next} after it and its result in no file: the agent would run that tool again (a human decides: answer the call, or take what follows it off the branch)",
+                        o.file
+                    ),
+                });
+            }
+        }
         if let Some(answer) = &o.answer_elsewhere {
             return Err(Offence {
                 checks: all_checks(),
