@@ -83,8 +83,15 @@ pub fn open_calls(ctx: &Ctx, branch: &[usize]) -> Vec<OpenCall> {
     let mut by_action: std::collections::HashMap<&str, Vec<usize>> = Default::default();
     let mut by_call: std::collections::HashMap<&str, Vec<usize>> = Default::default();
     for (k, &a) in open.iter().enumerate() {
+        // by the id in its file name and by its JSON `id` (the one the
+        // SDK's loaded event carries) when they differ: an answer naming
+        // either is its result
         by_action.entry(ctx.reader.id(a)).or_default().push(k);
-        if let Some(tc) = ctx.reader.read(a).ok().and_then(|r| r.tool_call_id()) {
+        let Ok(r) = ctx.reader.read(a) else { continue };
+        if let Some(json) = r.id.as_deref().filter(|&j| j != ctx.reader.id(a)) {
+            by_action.entry(json).or_default().push(k);
+        }
+        if let Some(tc) = r.tool_call_id() {
             by_call.entry(tc).or_default().push(k);
         }
     }
