@@ -16,26 +16,8 @@ pub(super) fn codex_paths(
     paths: Vec<PathBuf>,
     summary: &mut Summary,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut files = Vec::new();
-    let mut rest = Vec::new();
-    for p in paths {
-        match crate::codex::shape(&p) {
-            Some(shape) => {
-                let found = crate::codex::sessions(&p, &shape);
-                for e in found.errors {
-                    summary.error(e);
-                }
-                summary.notes.extend(found.notes);
-                let found = found.files;
-                if found.is_empty() {
-                    summary.error(format!("no Codex rollout in `{}`", p.display()));
-                }
-                files.extend(found);
-            }
-            None => rest.push(p),
-        }
-    }
-    (files, rest)
+    let list = |p: &std::path::Path| crate::codex::shape(p).map(|s| crate::codex::sessions(p, &s));
+    store_paths(paths, summary, &list, "Codex rollout")
 }
 
 /// The PATHs that are Claude Code stores, as the session files they hold,
@@ -44,24 +26,34 @@ pub(super) fn claude_paths(
     paths: Vec<PathBuf>,
     summary: &mut Summary,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let list =
+        |p: &std::path::Path| crate::claude::shape(p).map(|s| crate::claude::sessions(p, &s));
+    store_paths(paths, summary, &list, "Claude Code session")
+}
+
+/// The PATHs that `list` takes for its format's store, as the files they
+/// hold (each a `what`), and the other PATHs.
+fn store_paths(
+    paths: Vec<PathBuf>,
+    summary: &mut Summary,
+    list: &dyn Fn(&std::path::Path) -> Option<crate::sessions::list::Listing>,
+    what: &str,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut files = Vec::new();
     let mut rest = Vec::new();
     for p in paths {
-        match crate::claude::shape(&p) {
-            Some(shape) => {
-                let found = crate::claude::sessions(&p, &shape);
-                for e in found.errors {
-                    summary.error(e);
-                }
-                summary.notes.extend(found.notes);
-                let found = found.files;
-                if found.is_empty() {
-                    summary.error(format!("no Claude Code session in `{}`", p.display()));
-                }
-                files.extend(found);
-            }
-            None => rest.push(p),
+        let Some(found) = list(&p) else {
+            rest.push(p);
+            continue;
+        };
+        for e in found.errors {
+            summary.error(e);
         }
+        summary.notes.extend(found.notes);
+        if found.files.is_empty() {
+            summary.error(format!("no {what} in `{}`", p.display()));
+        }
+        files.extend(found.files);
     }
     (files, rest)
 }
