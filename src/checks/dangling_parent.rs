@@ -37,7 +37,9 @@ Repair
   action twice (`parent_id` and `action_id`): when both named the lost id
   and the event before it is the action that made its tool call, both are
   re-linked, or the SDK would find the call unanswered and run it again on
-  resume."
+  resume. Any other event is re-linked past a tool call whose result is in
+  no file (under it, the call would be left open on its branch, and the
+  agent runs such a call again at its next step)."
     }
 
     fn repair(&self) -> Repair {
