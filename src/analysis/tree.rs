@@ -8,6 +8,9 @@
 //! conversation the SDK cannot load is the path of parent links on disk
 //! (from its stored or last event), with the event where the load fails
 //! marked.
+//!
+//! Long because: one model drawn two ways; its layout rules (trunk, branches,
+//! folds) decide each other.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;

@@ -1,4 +1,7 @@
 //! `filename-id-mismatch`: the id in the file name differs from the JSON `id`.
+//!
+//! Long because: the finding and its three repairs (rename, set the id, put a
+//! round back) read the same ids and must agree.
 
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
 use crate::view::LoadError;
@@ -383,6 +386,20 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 rel,
                 "other events or the HEAD name both its ids; which one is the event's needs a human",
             ),
+            // its own parent names the file's id: an event is never its own
+            // parent, so that id is not the event's (set, it would make a
+            // loop of one)
+            (false, _)
+                if ctx
+                    .reader
+                    .record(i)
+                    .is_some_and(|r| r.parent.id() == Some(name_id)) =>
+            {
+                p.leave(
+                    rel,
+                    "its `parent_id` names the id in its file name, so that id is not the event's own; which file it belongs in needs a human",
+                )
+            }
             // Nothing names the JSON id: the SDK (its index, `get_event`,
             // every link) knows the event by its file name's id, so the JSON
             // `id` is set to it: the UI then shows, and asks for, the id the

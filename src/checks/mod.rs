@@ -2,6 +2,9 @@
 //!
 //! A check reads the store model and the views and emits [`Finding`]s; it
 //! never prints and never writes.
+//!
+//! Long because: the registry, the Check trait and the context every check
+//! reads are one declaration.
 
 use std::time::SystemTime;
 

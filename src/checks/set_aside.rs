@@ -5,6 +5,9 @@
 //! ([`crate::edit::placeholder`]), so nothing is renumbered, no child or
 //! HEAD is re-linked, and a writer with the log open appends where it
 //! expects to.
+//!
+//! Long because: the one placeholder repair three checks share: what replaces
+//! an event, what it answers and how it is named.
 
 use std::collections::HashMap;
 

@@ -4,6 +4,9 @@
 //!
 //! Every patch is verified: the result is parsed again and must equal the
 //! original value with exactly the intended change applied.
+//!
+//! Long because: a byte-preserving JSON scanner and patcher, with the tests
+//! that pin every byte it keeps.
 
 use std::ops::Range;
 

@@ -2,6 +2,9 @@
 //! plus an [`Overlay`] of what the applied passes changed, and where every
 //! current file came from, so the whole run can be written as one change
 //! from the original folder to the final one ([`Virtual::composite`]).
+//!
+//! Long because: the overlay, the rename planning and the composite change
+//! are one model of the folder being changed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

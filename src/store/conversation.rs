@@ -1,7 +1,8 @@
-//! Long because the folder read, the overlay and the record cache share one read path.
-//!
 //! A conversation directory as it is on disk: the two state files, the lease,
 //! and every entry of `events/`, each read once.
+//!
+//! Long because: the folder read, the overlay and the record cache share one
+//! read path.
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -4,6 +4,9 @@
 //! of a store named like a conversation id that holds none of a
 //! conversation's files (emptied down to nothing) is listed too, so the
 //! `empty-conversation` check can report it instead of it vanishing.
+//!
+//! Long because: every discovery rule (places, owners, links, nesting) is
+//! decided here, once.
 
 use std::path::{Path, PathBuf};
 

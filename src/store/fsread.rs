@@ -1,5 +1,8 @@
 //! Careful file reading: never follow a symlink, never open a FIFO or a
 //! socket, never read more than a fixed limit.
+//!
+//! Long because: every careful-read rule (no link, no FIFO, bounded, owner)
+//! lives in one place.
 
 use std::fs::{self, File, Metadata};
 use std::io::Read;

@@ -4,6 +4,9 @@
 //! its first position and its last value, as Python's `json` and
 //! `serde_json::Map` (`preserve_order`) do; `remove` is a `swap_remove`,
 //! as `serde_json::Map::remove` is.
+//!
+//! Long because: the borrowed JSON tree and its parser are one type, tested
+//! together.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -6,6 +6,9 @@
 //!
 //! Python mode and JSON mode agree on every rule here for the values
 //! `json.loads` can produce (the SDK validates its files in Python mode).
+//!
+//! Long because: pydantic's lax scalar rules, each once, with the cases that
+//! pin them.
 
 use super::jv::Value;
 

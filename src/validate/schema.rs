@@ -1,5 +1,8 @@
 //! The compact schema of `data/schemas/<v>.json`, compiled into an arena of
 //! nodes (definitions resolved to indices once).
+//!
+//! Long because: the compiled schema's node types and their compiler are one
+//! format.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,9 @@
 //! The SDK's own validators, as convo-doctor encodes them: the function
 //! validators extract_schemas.py names (`Sem`, read from each release's
 //! code) and `DiscriminatedUnionMixin._validate_subtype`'s `kind` dispatch.
+//!
+//! Long because: each SDK validator encoded once, beside the others it
+//! dispatches to.
 
 use super::jv::{Map, Value};
 use super::schema::{FnMode, Node, NodeId, Sem};

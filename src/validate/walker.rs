@@ -4,6 +4,9 @@
 //! validators (function validators, the `kind` dispatch) by [`super::sdk`].
 //! Error types and messages are pydantic's; no message ever quotes a value
 //! from the file (only locations, types and the schema's own constants).
+//!
+//! Long because: pydantic's walk over models, unions, lists and dicts is one
+//! recursive rule set.
 
 use super::jv::Value;
 use super::outcome::{Outcome, VError};

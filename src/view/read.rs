@@ -1,7 +1,8 @@
-//! Long because every rule of the SDK's `EventLog[idx]` read is decided here, once.
-//!
 //! Reading one event the way the SDK reads it (`EventLog[idx]`): the file at
 //! the rebuilt canonical path, parsed strictly, every kind resolvable.
+//!
+//! Long because: every rule of the SDK's `EventLog[idx]` read is decided
+//! here, once.
 
 use std::collections::HashSet;
 

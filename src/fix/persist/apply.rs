@@ -1,5 +1,8 @@
 //! Applying a verified plan: backups and the manifest first, then every
 //! change through the conversation's directory handle, each verified.
+//!
+//! Long because: backups, manifest, each write and its verification are one
+//! ordered protocol.
 
 use std::os::fd::OwnedFd;
 use std::time::SystemTime;

@@ -1,5 +1,8 @@
 //! `undo`: put a run's files back, each only while it still holds what the
 //! repair wrote.
+//!
+//! Long because: undo mirrors apply's protocol step by step; splitting it
+//! would split that mirror.
 
 use std::os::fd::OwnedFd;
 

@@ -1,9 +1,10 @@
-//! Long because the record, its two parses and their tests are one contract (same record).
-//!
 //! One event file: its name under the SDK's rule ([`name`]), its text
 //! under the SDK parser's rules ([`sdk_json`]), and the few JSON keys that
 //! drive the checks, parsed lazily ([`lazy`]: every other key is skipped
 //! unread), or validated whole with the release's model.
+//!
+//! Long because: the record, its two parses and their tests are one contract
+//! (same record).
 
 mod lazy;
 mod name;
