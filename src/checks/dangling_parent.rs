@@ -102,7 +102,7 @@ Repair
 fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let files = &ctx.conv.events.files;
     let in_a_file: std::collections::HashSet<&str> = files.iter().map(|f| f.name_id()).collect();
-    let mut answered: Option<Answered> = None;
+    let mut answered: Option<super::tool_calls::Answered> = None;
     for i in 0..ctx.reader.len() {
         let Some(rec) = ctx.reader.record(i) else {
             continue;
@@ -140,7 +140,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         // runs such a call again at its next step
         let mut passed = Vec::new();
         if !answers_it {
-            let answered = answered.get_or_insert_with(|| Answered::of(ctx));
+            let answered = answered.get_or_insert_with(|| super::tool_calls::Answered::of(ctx));
             while ctx
                 .reader
                 .read(t)
@@ -189,40 +189,5 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 ),
             );
         }
-    }
-}
-
-/// The actions and tool calls some readable event of the log answers
-/// ([`super::tool_calls::answer`]'s rule), anywhere in it.
-struct Answered<'c> {
-    actions: std::collections::HashSet<&'c str>,
-    calls: std::collections::HashSet<&'c str>,
-}
-
-impl<'c> Answered<'c> {
-    fn of(ctx: &'c Ctx) -> Answered<'c> {
-        let mut a = Answered {
-            actions: Default::default(),
-            calls: Default::default(),
-        };
-        for j in 0..ctx.reader.len() {
-            match ctx.reader.read(j).ok().and_then(super::tool_calls::answer) {
-                Some(super::tool_calls::Answer::Action(id)) => a.actions.insert(id),
-                Some(super::tool_calls::Answer::Call(tc)) => a.calls.insert(tc),
-                None => false,
-            };
-        }
-        a
-    }
-
-    /// Whether the action at `i` has an answer somewhere.
-    fn answers(&self, ctx: &Ctx, i: usize) -> bool {
-        self.actions.contains(ctx.reader.id(i))
-            || ctx
-                .reader
-                .read(i)
-                .ok()
-                .and_then(|r| r.tool_call_id())
-                .is_some_and(|tc| self.calls.contains(tc))
     }
 }

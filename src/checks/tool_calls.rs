@@ -109,6 +109,42 @@ pub fn open_calls(ctx: &Ctx, branch: &[usize]) -> Vec<OpenCall> {
     out
 }
 
+/// The actions and tool calls some readable event of the log answers
+/// ([`answer`]'s rule), anywhere in it.
+pub struct Answered<'c> {
+    actions: std::collections::HashSet<&'c str>,
+    calls: std::collections::HashSet<&'c str>,
+}
+
+impl<'c> Answered<'c> {
+    pub fn of(ctx: &'c Ctx) -> Answered<'c> {
+        let mut a = Answered {
+            actions: Default::default(),
+            calls: Default::default(),
+        };
+        for j in 0..ctx.reader.len() {
+            match ctx.reader.read(j).ok().and_then(answer) {
+                Some(Answer::Action(id)) => a.actions.insert(id),
+                Some(Answer::Call(tc)) => a.calls.insert(tc),
+                None => false,
+            };
+        }
+        a
+    }
+
+    /// Whether the action at `i` has an answer somewhere: naming it by the
+    /// id in its file name or by its JSON `id` (the one the SDK's loaded
+    /// event carries), or answering its tool call.
+    pub fn answers(&self, ctx: &Ctx, i: usize) -> bool {
+        let r = ctx.reader.read(i).ok();
+        self.actions.contains(ctx.reader.id(i))
+            || r.and_then(|r| r.id.as_deref())
+                .is_some_and(|j| self.actions.contains(j))
+            || r.and_then(|r| r.tool_call_id())
+                .is_some_and(|tc| self.calls.contains(tc))
+    }
+}
+
 /// What an event answers, by the SDK's rule (`get_unmatched_actions`,
 /// conversation/state.py): an observation or a rejection names the action
 /// by `action_id` (its `tool_call_id` does not count), an AgentErrorEvent
