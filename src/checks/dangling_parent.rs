@@ -135,6 +135,22 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             && ctx.reader.record(t).is_some_and(|a| {
                 a.kind == crate::kinds::ACTION && a.tool_call_id() == rec.tool_call_id()
             });
+        // the id it will name the action by is the action's JSON id, which
+        // `filename-id-mismatch` may still change (in this run, when it
+        // may): the re-link waits for it
+        if answers_it
+            && super::tool_calls::id_unsettled(ctx, t)
+            && p.selected(super::filename_id_mismatch::ID)
+        {
+            p.leave(
+                rel,
+                format!(
+                    "it answers the tool call of event {}, whose JSON id and file name disagree: it is re-linked once that id is settled",
+                    ix(t)
+                ),
+            );
+            continue;
+        }
         // past a tool call whose result is in no readable file: under it,
         // the event would leave the call open on its branch, and the agent
         // runs such a call again at its next step
@@ -177,10 +193,17 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         };
         p.relink(rel.clone(), &tid, crate::edit::Safety::Unsafe, what);
         if answers_it {
+            // the id the SDK matches an answer by: the action's JSON `id`
+            // (settled above, or kept by choice)
+            let named = ctx
+                .reader
+                .record(t)
+                .and_then(super::tool_calls::action_id)
+                .unwrap_or(&tid);
             p.set(
                 rel,
                 "/action_id",
-                serde_json::Value::from(tid.as_str()),
+                serde_json::Value::from(named),
                 crate::edit::Safety::Unsafe,
                 format!(
                     "and its `action_id` (it answers tool call `{}`, which {} made)",

@@ -104,11 +104,16 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         );
         return;
     }
-    let Some(t) = (0..ctx.reader.len())
-        .rev()
-        .find(|&j| ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()))
-    else {
-        p.leave(REL, "no readable event to point the HEAD at");
+    // the last real event whose walk back reaches a root: a HEAD in a loop
+    // of parent links fails the load (`Cycle in event tree`)
+    let mut loops = LoopMemo::new(ctx.reader.len());
+    let Some(t) = (0..ctx.reader.len()).rev().find(|&j| {
+        ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()) && !loops.reaches_a_loop(ctx, j)
+    }) else {
+        p.leave(
+            REL,
+            "no readable event outside a loop of parent links to point the HEAD at",
+        );
         return;
     };
     let tid = ctx.reader.id(t).to_string();
@@ -129,6 +134,22 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     }
     branch.reverse();
     let open = super::tool_calls::unmatched(ctx, &branch);
+    // an open call whose JSON id and file name disagree may be answered
+    // once `filename-id-mismatch` settles its id (in this run, when it may)
+    if let Some(&a) = open
+        .iter()
+        .find(|&&a| super::tool_calls::id_unsettled(ctx, a))
+        .filter(|_| p.selected(super::filename_id_mismatch::ID))
+    {
+        p.leave(
+            REL,
+            format!(
+                "the tool call of event {} looks unanswered, but its JSON id and file name disagree: the HEAD is chosen once its id is settled",
+                super::ix(a)
+            ),
+        );
+        return;
+    }
     let mut answers = Vec::new();
     for &a in &open {
         let Some(call) = super::tool_calls::call_of(ctx, a) else {
@@ -143,8 +164,15 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         };
         answers.push((a, call));
     }
+    // (an event after it skipped: in a loop of parent links)
+    let outside =
+        if (t + 1..ctx.reader.len()).any(|j| ctx.reader.read(j).is_ok_and(|r| !r.is_artifact())) {
+            " outside a loop of parent links"
+        } else {
+            ""
+        };
     let what = format!(
-        "point the HEAD at the last real event, {} ({tid})",
+        "point the HEAD at the last real event{outside}, {} ({tid})",
         super::ix(t)
     );
     if answers.is_empty() {
@@ -198,3 +226,45 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
 
 /// How the error answering a call whose result went with the HEAD begins.
 pub const LOST_ANSWER: &str = "convo-doctor: the result of this tool call is lost";
+
+/// Whether walking back from an event enters a loop of parent links,
+/// remembered for every event passed, so that trying candidates from the
+/// log's end costs one walk over the log in all.
+struct LoopMemo(Vec<u8>);
+
+impl LoopMemo {
+    const UNKNOWN: u8 = 0;
+    const ROOTED: u8 = 1;
+    const LOOPS: u8 = 2;
+    const WALKING: u8 = 3;
+
+    fn new(n: usize) -> LoopMemo {
+        LoopMemo(vec![Self::UNKNOWN; n])
+    }
+
+    fn reaches_a_loop(&mut self, ctx: &Ctx, from: usize) -> bool {
+        let mut path = Vec::new();
+        let mut at = Some(from);
+        let verdict = loop {
+            let Some(i) = at else { break Self::ROOTED };
+            match self.0[i] {
+                Self::UNKNOWN => {}
+                Self::WALKING => break Self::LOOPS,
+                known => break known,
+            }
+            self.0[i] = Self::WALKING;
+            path.push(i);
+            // a walk that stops (a root, an unreadable event, a parent in
+            // no file) is no loop
+            at = ctx
+                .reader
+                .read(i)
+                .ok()
+                .and_then(|r| ctx.reader.effective_parent(i, r).ok().flatten());
+        };
+        for i in path {
+            self.0[i] = verdict;
+        }
+        verdict == Self::LOOPS
+    }
+}

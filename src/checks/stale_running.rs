@@ -126,6 +126,24 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         );
         return;
     }
+    // get_unmatched_actions over the whole log (what the server's recovery
+    // reads), the first of them
+    let all: Vec<usize> = (0..n).collect();
+    let first = super::tool_calls::unmatched(ctx, &all).first().copied();
+    // whether it is open waits on which id is the event's (in this run,
+    // when `filename-id-mismatch` may settle it)
+    if let Some(first) = first.filter(|&a| {
+        super::tool_calls::id_unsettled(ctx, a) && p.selected(super::filename_id_mismatch::ID)
+    }) {
+        p.leave(
+            REL,
+            format!(
+                "the tool call of event {} looks unanswered, but its JSON id and file name disagree: the crash recovery is planned once its id is settled",
+                super::ix(first)
+            ),
+        );
+        return;
+    }
     p.set(
         REL,
         "/execution_status",
@@ -133,10 +151,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         Safety::Unsafe,
         "execution_status: running → error (what the agent-server's crash recovery sets)".into(),
     );
-    // get_unmatched_actions over the whole log (what the server's recovery
-    // reads), the first of them
-    let all: Vec<usize> = (0..n).collect();
-    let Some(&first) = super::tool_calls::unmatched(ctx, &all).first() else {
+    let Some(first) = first else {
         return;
     };
     let Some(tc) = ctx

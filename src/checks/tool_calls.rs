@@ -20,10 +20,30 @@ pub fn executable(r: &EventRecord) -> bool {
     r.kind == ACTION && r.action_kind().is_some()
 }
 
+/// The id an answer names an action by: the action's JSON `id`, the one
+/// the SDK's loaded event carries (`get_unmatched_actions` compares
+/// `event.id`), not the id in its file name, which the walk follows. An
+/// action without one gets a fresh uuid from the SDK, which nothing names.
+pub fn action_id(r: &EventRecord) -> Option<&str> {
+    r.id.as_deref()
+}
+
+/// Whether the action at `i` carries a JSON `id` other than the one in its
+/// file name: an answer naming the file's id does not answer it for the
+/// SDK ([`action_id`]), so whether it is open waits on `filename-id-mismatch`
+/// settling which id is the event's. A planner that would answer an open
+/// call waits for that first.
+pub fn id_unsettled(ctx: &Ctx, i: usize) -> bool {
+    ctx.reader
+        .read(i)
+        .is_ok_and(|r| action_id(r).is_some_and(|j| j != ctx.reader.id(i)))
+}
+
 /// The SDK's `ConversationState.get_unmatched_actions` over `events` (in
 /// log order): each executable action (`action` not null) that no later
-/// observation or rejection names by `action_id`, and no later
-/// AgentErrorEvent answers by `tool_call_id`. In log order.
+/// observation or rejection names by `action_id` (its JSON id,
+/// [`action_id`]), and no later AgentErrorEvent answers by `tool_call_id`.
+/// In log order.
 pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
     let mut observed_actions = std::collections::HashSet::new();
     let mut observed_calls = std::collections::HashSet::new();
@@ -38,7 +58,7 @@ pub fn unmatched(ctx: &Ctx, events: &[usize]) -> Vec<usize> {
             continue;
         }
         if executable(r)
-            && !observed_actions.contains(ctx.reader.id(i))
+            && !action_id(r).is_some_and(|a| observed_actions.contains(a))
             && !r.tool_call_id().is_some_and(|t| observed_calls.contains(t))
         {
             out.push(i)
@@ -83,13 +103,9 @@ pub fn open_calls(ctx: &Ctx, branch: &[usize]) -> Vec<OpenCall> {
     let mut by_action: std::collections::HashMap<&str, Vec<usize>> = Default::default();
     let mut by_call: std::collections::HashMap<&str, Vec<usize>> = Default::default();
     for (k, &a) in open.iter().enumerate() {
-        // by the id in its file name and by its JSON `id` (the one the
-        // SDK's loaded event carries) when they differ: an answer naming
-        // either is its result
-        by_action.entry(ctx.reader.id(a)).or_default().push(k);
         let Ok(r) = ctx.reader.read(a) else { continue };
-        if let Some(json) = r.id.as_deref().filter(|&j| j != ctx.reader.id(a)) {
-            by_action.entry(json).or_default().push(k);
+        if let Some(id) = action_id(r) {
+            by_action.entry(id).or_default().push(k);
         }
         if let Some(tc) = r.tool_call_id() {
             by_call.entry(tc).or_default().push(k);
@@ -132,14 +148,12 @@ impl<'c> Answered<'c> {
         a
     }
 
-    /// Whether the action at `i` has an answer somewhere: naming it by the
-    /// id in its file name or by its JSON `id` (the one the SDK's loaded
-    /// event carries), or answering its tool call.
+    /// Whether the action at `i` has an answer somewhere: naming it by its
+    /// JSON `id` ([`action_id`]), or answering its tool call.
     pub fn answers(&self, ctx: &Ctx, i: usize) -> bool {
         let r = ctx.reader.read(i).ok();
-        self.actions.contains(ctx.reader.id(i))
-            || r.and_then(|r| r.id.as_deref())
-                .is_some_and(|j| self.actions.contains(j))
+        r.and_then(action_id)
+            .is_some_and(|j| self.actions.contains(j))
             || r.and_then(|r| r.tool_call_id())
                 .is_some_and(|tc| self.calls.contains(tc))
     }
