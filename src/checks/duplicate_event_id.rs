@@ -162,7 +162,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             timestamp: &ts,
             parent: &rec.parent,
             file: &ctx.reader.file(i).name,
-            why: &why,
+            cause: placeholder::Cause::Copy(&why),
             answers: call.as_ref(),
         });
         let what = match &call {

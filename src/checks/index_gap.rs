@@ -252,7 +252,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
             timestamp: &timestamp,
             parent: &parent,
             file: &name,
-            why: &why,
+            cause: placeholder::Cause::Missing(&why),
             answers: call.as_ref(),
         });
         let like = prev

@@ -454,7 +454,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             timestamp: &s.timestamp,
             parent: &s.parent,
             file: s.file,
-            why,
+            cause: placeholder::Cause::Unreadable(why),
             answers: call.as_ref(),
         });
         let what = match &call {

@@ -39,10 +39,22 @@ pub struct Slot<'a> {
     pub parent: &'a ParentRef,
     /// The quarantined file's name (in `events/`).
     pub file: &'a str,
-    /// Why it was set aside, in words.
-    pub why: &'a str,
+    /// Why the slot gets a placeholder, in words.
+    pub cause: Cause<'a>,
     /// The tool call its result would have answered.
     pub answers: Option<&'a ToolCall>,
+}
+
+/// Why a slot gets a placeholder: the words the placeholder says, true of
+/// each (a copy was read, a missing file was never there).
+#[derive(Clone, Copy, Debug)]
+pub enum Cause<'a> {
+    /// The file could not be read: why.
+    Unreadable(&'a str),
+    /// The file held what is not this event (a copy of another): what.
+    Copy(&'a str),
+    /// No file held the slot: the sentence that says so.
+    Missing(&'a str),
 }
 
 pub use crate::store::placeholder::{is_placeholder, ANSWER_PREFIX, CODE};
@@ -66,24 +78,55 @@ pub fn event(slot: &Slot) -> Vec<u8> {
             "environment"
         }),
     );
+    let f = slot.file;
+    // (the words each kind of placeholder has always said of the file)
+    let its = if slot.answers.is_some() {
+        "its event file"
+    } else {
+        "its file"
+    };
+    let (what, gone) = match slot.cause {
+        Cause::Unreadable(why) => (
+            format!("{its} (events/{f}) could not be read ({why})"),
+            "The original file is in the repair's backup.",
+        ),
+        Cause::Copy(what) => (
+            format!("{its} (events/{f}) held {what}"),
+            "The file is in the repair's backup.",
+        ),
+        Cause::Missing(why) => (format!("{why}; this event fills the slot"), ""),
+    };
+    let gone = if gone.is_empty() {
+        String::new()
+    } else {
+        format!(" {gone}")
+    };
     let text = match slot.answers {
-        Some(call) => format!(
-            "{head},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"{AGENT_ERROR}\"}}",
-            j(&call.tool_name),
-            j(&call.tool_call_id),
-            j(&format!(
-                "{ANSWER_PREFIX}: its event file (events/{}) could not be read ({}). The tool may or may not have run; its output is lost. The original file is in the repair's backup.",
-                slot.file, slot.why
-            )),
-        ),
-        None => format!(
-            "{head},\"code\":{},\"detail\":{},\"kind\":\"{CONVERSATION_ERROR}\"}}",
-            j(CODE),
-            j(&format!(
-                "convo-doctor set this event aside: its file (events/{}) could not be read ({}). The original file is in the repair's backup.",
-                slot.file, slot.why
-            )),
-        ),
+        Some(call) => {
+            let lost = match slot.cause {
+                Cause::Unreadable(_) => "its output is lost",
+                Cause::Copy(_) | Cause::Missing(_) => "its output is not in the log",
+            };
+            format!(
+                "{head},\"tool_name\":{},\"tool_call_id\":{},\"error\":{},\"kind\":\"{AGENT_ERROR}\"}}",
+                j(&call.tool_name),
+                j(&call.tool_call_id),
+                j(&format!(
+                    "{ANSWER_PREFIX}: {what}. The tool may or may not have run; {lost}.{gone}"
+                )),
+            )
+        }
+        None => {
+            let set = match slot.cause {
+                Cause::Missing(_) => "convo-doctor filled a gap in the log",
+                _ => "convo-doctor set this event aside",
+            };
+            format!(
+                "{head},\"code\":{},\"detail\":{},\"kind\":\"{CONVERSATION_ERROR}\"}}",
+                j(CODE),
+                j(&format!("{set}: {what}.{gone}")),
+            )
+        }
     };
     text.into_bytes()
 }
@@ -127,7 +170,7 @@ mod tests {
             timestamp: "2026-01-01T00:00:00",
             parent: &p,
             file: "event-00003-e-1.json",
-            why: "it is cut off",
+            cause: Cause::Unreadable("it is cut off"),
             answers: None,
         });
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
@@ -150,7 +193,7 @@ mod tests {
             timestamp: "t",
             parent: &ParentRef::Absent,
             file: "f",
-            why: "w",
+            cause: Cause::Unreadable("w"),
             answers: Some(&call),
         });
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
@@ -159,5 +202,50 @@ mod tests {
         assert_eq!(v["source"], "agent");
         assert!(v.get("parent_id").is_none());
         assert!(is_placeholder("AgentErrorEvent", None, v["error"].as_str()));
+    }
+
+    /// A copy and a missing file are not said to be unreadable, and only
+    /// a file that was there is said to be in the backup.
+    #[test]
+    fn says_what_happened_to_the_slot() {
+        let call = ToolCall {
+            tool_name: "terminal".into(),
+            tool_call_id: "call_1".into(),
+        };
+        let text = |cause, answers| {
+            let b = event(&Slot {
+                id: "e-3",
+                timestamp: "t",
+                parent: &ParentRef::Absent,
+                file: "event-00003-e-3.json",
+                cause,
+                answers,
+            });
+            let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+            v.get("error")
+                .or(v.get("detail"))
+                .and_then(|t| t.as_str())
+                .unwrap()
+                .to_string()
+        };
+        let copy = text(
+            Cause::Copy("a byte-for-byte copy of event 00002"),
+            Some(&call),
+        );
+        assert!(
+            copy.contains("held a byte-for-byte copy of event 00002"),
+            "{copy}"
+        );
+        assert!(copy.contains("its output is not in the log"), "{copy}");
+        assert!(!copy.contains("could not be read"), "{copy}");
+        let gap = text(Cause::Missing("no file holds index 00003"), None);
+        assert!(
+            gap.starts_with("convo-doctor filled a gap in the log: no file holds index 00003"),
+            "{gap}"
+        );
+        assert!(!gap.contains("backup"), "{gap}");
+        let cut = text(Cause::Unreadable("it is cut off"), Some(&call));
+        assert!(cut.contains("could not be read (it is cut off)"), "{cut}");
+        assert!(cut.contains("in the repair's backup"), "{cut}");
     }
 }
