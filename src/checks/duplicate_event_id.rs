@@ -140,6 +140,28 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             }
             (calls, actions)
         });
+        // the event before it parses as an action the SDK cannot read yet
+        // (a key it does not know, a value its model refuses): once it
+        // reads, or its placeholder does, in this run's `Readable` phase,
+        // whether this placeholder answers its call is known
+        if own.is_none() {
+            if let Some(a) = i.checked_sub(1).filter(|&a| {
+                ctx.reader.read(a).is_err()
+                    && ctx
+                        .reader
+                        .record(a)
+                        .is_some_and(|r| r.kind == crate::kinds::ACTION)
+            }) {
+                p.leave(
+                    rel,
+                    format!(
+                        "the event before it, {}, is an action the SDK cannot read yet: whether its placeholder answers that tool call is decided once it reads",
+                        ix(a)
+                    ),
+                );
+                continue;
+            }
+        }
         let (made_by, call) = match own {
             Some((a, c)) => (Some(a), Some(c)),
             None => {
