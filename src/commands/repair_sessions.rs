@@ -113,7 +113,7 @@ pub fn run<A: Adapter>(args: &RepairArgs, found: Listing) -> anyhow::Result<Exit
         errors,
         ..Default::default()
     };
-    let backup_root = match (&args.backup_dir, args.dry_run) {
+    let backup_root = match (&args.backup.dir, args.dry_run) {
         (Some(d), _) => Some(d.clone()),
         (None, true) => None,
         (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),

@@ -8,7 +8,7 @@ use crate::fix::persist;
 
 /// The backup root of this run, refused inside a store.
 pub(super) fn root(args: &RepairArgs) -> anyhow::Result<Option<PathBuf>> {
-    let root = match (&args.backup_dir, args.dry_run) {
+    let root = match (&args.backup.dir, args.dry_run) {
         (Some(d), _) => Some(d.clone()),
         (None, true) => None,
         (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),
