@@ -13,7 +13,7 @@ use crate::render::output::Output;
 use crate::render::repair::json as rjson;
 use crate::store::fsread::DirFd;
 
-mod backup;
+pub(super) mod backup;
 
 /// Results held at once per worker thread, waiting for their turn.
 const WINDOW_PER_THREAD: usize = 4;

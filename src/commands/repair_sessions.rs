@@ -117,11 +117,7 @@ pub fn run<A: Adapter>(
         errors,
         ..Default::default()
     };
-    let backup_root = match (&args.backup.dir, args.dry_run) {
-        (Some(d), _) => Some(d.clone()),
-        (None, true) => None,
-        (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),
-    };
+    let backup_root = super::repair::backup::chosen(args)?;
     // a backup copy inside the store would be listed by the client
     if let Some(root) = &backup_root {
         let abs = std::path::absolute(root).unwrap_or_else(|_| root.clone());
