@@ -118,10 +118,8 @@ pub struct RepairArgs {
     #[arg(long, hide = true)]
     pub accept_ambiguous: bool,
 
-    /// Where backups go (default: $XDG_STATE_HOME/convo-doctor/backups or
-    /// ~/.local/state/convo-doctor/backups).
-    #[arg(long, value_name = "DIR")]
-    pub backup_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub backup: BackupArgs<RepairWords>,
 
     /// Show event content in diffs (by default an event's unchanged strings,
     /// except ids, kinds, sources and timestamps, are shown as their length).
@@ -168,9 +166,8 @@ pub struct UndoArgs {
     )]
     pub run_id: String,
 
-    /// The backup directory given to `repair`, if any.
-    #[arg(long, value_name = "DIR")]
-    pub backup_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub backup: BackupArgs<UndoWords>,
 
     /// List the repair runs under the backup directory, oldest first, with
     /// what each changed and whether it can still be undone; restore nothing.
@@ -346,6 +343,43 @@ pub struct RunArgs<W: Words> {
     words: std::marker::PhantomData<W>,
 }
 
+/// Where the repair runs' backups are (`repair` writes them, `undo` and
+/// `__complete-runs` read them): declared once, each command's help in its
+/// own words ([`BackupWords`]).
+#[derive(Debug, Args)]
+pub struct BackupArgs<W: BackupWords> {
+    #[arg(long = "backup-dir", help = W::BACKUP_DIR, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    #[arg(skip)]
+    words: std::marker::PhantomData<W>,
+}
+
+/// How a command's help says `--backup-dir` ([`BackupArgs`]), as [`Words`].
+pub trait BackupWords: std::fmt::Debug + Clone + Send + Sync + 'static {
+    const BACKUP_DIR: &'static str;
+}
+
+impl BackupWords for RepairWords {
+    const BACKUP_DIR: &'static str = "Where backups go (default: $XDG_STATE_HOME/convo-doctor/backups or ~/.local/state/convo-doctor/backups)";
+}
+
+/// `undo`'s words.
+#[derive(Debug, Clone)]
+pub struct UndoWords;
+
+impl BackupWords for UndoWords {
+    const BACKUP_DIR: &'static str = "The backup directory given to `repair`, if any";
+}
+
+/// `__complete-runs`'s words.
+#[derive(Debug, Clone)]
+pub struct CompleteRunsWords;
+
+impl BackupWords for CompleteRunsWords {
+    const BACKUP_DIR: &'static str = "The backup directory on the line being completed, if any";
+}
+
 /// `args.quiet` and `args.output_file` read as before in the Claude Code
 /// and Codex repairs (`commands/repair_claude.rs`, `repair_codex.rs`);
 /// the rest of the code says `args.run.quiet`.
@@ -432,9 +466,8 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct CompleteRunsArgs {
-    /// The backup directory on the line being completed, if any.
-    #[arg(long, value_name = "DIR")]
-    pub backup_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub backup: BackupArgs<CompleteRunsWords>,
 }
 
 #[derive(Debug, Args)]
@@ -591,32 +624,42 @@ mod tests {
     }
 
     /// An option two commands share is declared once, in a flattened group
-    /// ([`ScanArgs`], [`RulesArgs`], [`RunArgs`]), unless it only shares a
-    /// name: those are listed here, each with why.
+    /// ([`ScanArgs`], [`RulesArgs`], [`RunArgs`], [`BackupArgs`]), unless it
+    /// only shares a name: those are listed here, each with why.
     #[test]
     fn a_shared_option_is_declared_once() {
         use clap::Args as _;
         let same_name_only = [
-            // clap's own
-            "help",
-            // diagnose's report formats, repair's, undo --list's
-            "format",
-            // repair: show the diff; undo: say what would be restored
-            "dry-run",
-            // not yet a group: repair writes there, undo and __complete-runs
-            // read it, and the Claude Code and Codex repairs read
-            // `RepairArgs::backup_dir`
-            "backup-dir",
+            "help",    // clap's own
+            "format",  // diagnose's report formats, repair's, undo --list's
+            "dry-run", // repair: show the diff; undo: say what would be restored
         ];
-        let grouped: Vec<String> = [
+        // what a declaration is, its help aside: a hand-made copy of a
+        // grouped option under another field name, or with another parser,
+        // action or default, differs from the group's
+        let shape = |a: &clap::Arg| {
+            format!(
+                "{} {:?} {:?} {:?} {:?} {:?}",
+                a.get_id(),
+                a.get_value_names(),
+                a.get_action(),
+                a.get_default_values(),
+                a.get_num_args(),
+                a.get_value_parser().type_id()
+            )
+        };
+        let groups = [
             ScanArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
             RulesArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
             RunArgs::<DiagnoseWords>::augment_args(clap::Command::new("x")),
-        ]
-        .iter()
-        .flat_map(|c| c.get_arguments().filter_map(|a| a.get_long()))
-        .map(String::from)
-        .collect();
+            BackupArgs::<UndoWords>::augment_args(clap::Command::new("x")),
+        ];
+        let group_shape: std::collections::HashMap<String, String> = groups
+            .iter()
+            .flat_map(|c| c.get_arguments())
+            .filter_map(|a| Some((a.get_long()?.to_string(), shape(a))))
+            .collect();
+        let grouped: Vec<String> = group_shape.keys().cloned().collect();
         for g in [
             "only",
             "id",
@@ -624,6 +667,7 @@ mod tests {
             "fail-on",
             "quiet",
             "output-file",
+            "backup-dir",
         ] {
             assert!(grouped.iter().any(|x| x == g), "{g}");
         }
@@ -643,6 +687,18 @@ mod tests {
                         a.get_name(),
                         b.get_name()
                     );
+                    let Some(want) = group_shape.get(long).filter(|_| shared) else {
+                        continue;
+                    };
+                    for cmd in [a, b] {
+                        let arg = cmd.get_arguments().find(|y| y.get_long() == Some(long));
+                        assert_eq!(
+                            arg.map(shape).as_ref(),
+                            Some(want),
+                            "`{}` declares --{long} by hand: flatten its group instead",
+                            cmd.get_name()
+                        );
+                    }
                 }
             }
         }

@@ -61,7 +61,7 @@ pub fn run(mut cli: cli::Cli) -> ExitStatus {
         cli::Command::Completions(args) => commands::completions::completions(args.shell),
         cli::Command::Man(args) => commands::man::man(args.command.as_deref()),
         cli::Command::CompleteRuns(args) => {
-            commands::complete_runs::run_ids(args.backup_dir.as_deref())
+            commands::complete_runs::run_ids(args.backup.dir.as_deref())
         }
     };
     // the one place an error that ends a command is printed

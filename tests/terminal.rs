@@ -76,27 +76,14 @@ fn on_terminal(cmd: &str, cols: u16, envs: &[(&str, &str)]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// `s` without its CSI sequences (colour).
+/// `s` without its CSI sequences (colour), by the renderer's own rule.
 fn plain(s: &str) -> String {
-    let mut plain = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            if chars.next() == Some('[') {
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        plain.push(c);
-    }
-    plain
+    convo_doctor::render::layout::shown_chars(s).collect()
 }
 
-/// Columns a line takes, its CSI sequences (colour) taking none.
+/// Columns a line takes, its CSI sequences (colour) taking none: measured
+/// as the `unicode-width` crate measures a whole string, not with the
+/// renderer's own `width_of`, so a width rule gone wrong there still shows.
 fn columns(line: &str) -> usize {
     plain(line).width()
 }

@@ -18,9 +18,13 @@ pub fn describe_read_error(e: &crate::view::ReadError, ctx: &Ctx) -> String {
 pub fn describe_load_error(e: &LoadError, ctx: &Ctx) -> String {
     let reader = &ctx.reader;
     match e {
-        LoadError::NoBaseState => {
-            "base_state.json is missing and there is no agent to rebuild it".into()
-        }
+        // `ConversationState.create` reads an empty file as no state (`if base_text:`)
+        LoadError::NoBaseState => match ctx.conv.base_state {
+            crate::store::Doc::Unreadable(crate::store::Unreadable::Empty) => {
+                "base_state.json is empty and there is no agent to rebuild it".into()
+            }
+            _ => "base_state.json is missing and there is no agent to rebuild it".into(),
+        },
         LoadError::BadBaseState(why) | LoadError::StateDecode { why, .. } => {
             format!("base_state.json: {why}")
         }

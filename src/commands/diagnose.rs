@@ -9,8 +9,9 @@ mod sources;
 
 /// Also here, where the Claude Code and Codex repairs call it.
 pub use super::broken_pipe_or_error;
-use super::{scan_error, select, threshold, ExitStatus};
-use crate::batch::{ordered, scan, since};
+use super::pipeline::Pipeline;
+use super::{scan_error, threshold, ExitStatus};
+use crate::batch::{ordered, scan};
 use crate::checks::Severity;
 use crate::cli::{DiagnoseArgs, FailOn};
 use crate::render::{self, output::Output, progress::Progress, severity, Summary};
@@ -40,8 +41,7 @@ pub fn hidden_as_clean(r: &ConversationReport, fail_on: FailOn) -> bool {
 pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     // bad options: nothing is written (a report file is left as it was)
-    let selected = select(&args.scan.only, &args.scan.skip)?;
-    let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
+    let pipe = Pipeline::new(&args.scan, &args.run, WINDOW_PER_THREAD)?;
     let color = color && args.format == render::Format::Human;
     let mut out = Output::new(args.run.output_file.as_deref(), args.run.quiet)?;
     let mut renderer = render::renderer(args.format, color);
@@ -49,11 +49,7 @@ pub fn diagnose(args: &DiagnoseArgs, color: bool) -> anyhow::Result<ExitStatus> 
     // An error that ends the run is still a report: every format, `-o`
     // included, says the run failed (exit 2), so a consumer never keeps
     // the previous run's figures.
-    let filters = Filters {
-        selected: &selected,
-        cutoff,
-    };
-    let status = match run_scan(args, &filters, &mut out, &mut *renderer, &mut summary) {
+    let status = match run_scan(args, &pipe, &mut out, &mut *renderer, &mut summary) {
         Ok(Ran::Scanned(status)) => status,
         Ok(Ran::Abandoned(status)) => return status,
         Err(e) => {
@@ -77,21 +73,14 @@ enum Ran {
     Abandoned(anyhow::Result<ExitStatus>),
 }
 
-/// The checks selected and the `--since` cutoff, from the options.
-struct Filters<'a> {
-    selected: &'a (dyn Fn(&str) -> bool + Sync),
-    cutoff: Option<std::time::SystemTime>,
-}
-
 fn run_scan(
     args: &DiagnoseArgs,
-    filters: &Filters,
+    pipe: &Pipeline,
     out: &mut Output,
     renderer: &mut dyn render::Renderer,
     summary: &mut Summary,
 ) -> anyhow::Result<Ran> {
-    let (selected, cutoff) = (filters.selected, filters.cutoff);
-    let pool = super::pool(args.run.jobs)?;
+    let selected: &(dyn Fn(&str) -> bool + Sync) = &*pipe.selected;
     let events = args.events && shows_events(args.format);
     if args.events && !events {
         render::warning("--events lists events in the human, json and jsonl formats only; ignored");
@@ -197,7 +186,7 @@ fn run_scan(
     let mut write_error: Option<io::Error> = None;
     let work = |i: usize| {
         let dir = &list[i];
-        if cutoff.is_some_and(|c| !since::modified_since(dir, c)) {
+        if pipe.unmodified(dir) {
             return Scanned::Unmodified;
         }
         let display = dir.display().to_string();
@@ -286,13 +275,7 @@ fn run_scan(
             }
         }
     };
-    ordered::run(
-        &pool,
-        list.len(),
-        pool.current_num_threads() * WINDOW_PER_THREAD,
-        work,
-        &mut emit,
-    );
+    pipe.run(list.len(), work, &mut emit);
     // then the Claude Code sessions and the Codex rollouts, in the order
     // given
     for (f, is_codex) in claude
@@ -301,7 +284,7 @@ fn run_scan(
         .chain(codex.iter().map(|f| (f, true)))
         .filter(|(f, _)| args.scan.shard.is_none_or(|s| s.contains(f)))
     {
-        let scanned = if cutoff.is_some_and(|c| !since::modified_since(f, c)) {
+        let scanned = if pipe.unmodified(f) {
             Scanned::Unmodified
         } else {
             let ask = crate::sessions::Ask {
@@ -328,10 +311,8 @@ fn run_scan(
             Scanned::Report(Box::new(src.record_report(id, &version, selected)))
         };
         let n = list.len();
-        ordered::run(
-            &pool,
+        pipe.run(
             records.len(),
-            pool.current_num_threads() * WINDOW_PER_THREAD,
             |i| record(i + n),
             |i, done| emit(i + n, done),
         );

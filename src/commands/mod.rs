@@ -7,6 +7,7 @@ pub mod completions;
 pub mod diagnose;
 pub mod explain;
 pub mod man;
+pub mod pipeline;
 pub mod repair;
 pub mod repair_sessions;
 pub mod undo;
@@ -34,16 +35,6 @@ pub fn unknown_check(id: &str) -> String {
         ),
         None => format!("unknown check `{id}` (run `convo-doctor explain` for the list)"),
     }
-}
-
-/// The worker threads of a scan (`--jobs`; default one per core), shared by
-/// `diagnose` and `repair`.
-pub fn pool(jobs: Option<u16>) -> anyhow::Result<rayon::ThreadPool> {
-    use anyhow::Context;
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.map_or(0, usize::from))
-        .build()
-        .context("cannot start worker threads")
 }
 
 /// Validate `--only` / `--skip` ids and build the selection predicate.

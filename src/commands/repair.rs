@@ -2,8 +2,9 @@
 
 use std::io;
 
-use super::{broken_pipe_or_error, select, threshold, ExitStatus};
-use crate::batch::{ordered, scan, since};
+use super::pipeline::Pipeline;
+use super::{broken_pipe_or_error, threshold, ExitStatus};
+use crate::batch::{ordered, scan};
 use crate::cli::{DiffFormat, RepairArgs, RepairFormat};
 use crate::fix::persist::{self, Run};
 use crate::fix::{self, RepairOptions};
@@ -12,7 +13,7 @@ use crate::render::output::Output;
 use crate::render::repair::json as rjson;
 use crate::store::fsread::DirFd;
 
-mod backup;
+pub(super) mod backup;
 
 /// Results held at once per worker thread, waiting for their turn.
 const WINDOW_PER_THREAD: usize = 4;
@@ -44,19 +45,18 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     if args.accept_ambiguous {
         render::warning("--accept-ambiguous is deprecated: it now means --unsafe-fixes");
     }
-    let selected = select(&args.scan.only, &args.scan.skip)?;
-    let cutoff = since::cutoff(args.scan.since, args.scan.changed_since.as_deref())?;
-    let pool = super::pool(args.run.jobs)?;
+    let pipe = Pipeline::new(&args.scan, &args.run, WINDOW_PER_THREAD)?;
+    let selected = &*pipe.selected;
     // Codex rollouts (src/codex/) and Claude Code sessions (src/claude/):
     // the JSONL core's repair, all or none of the PATHs (Codex looked for
     // first: a rollout is a `.jsonl` file too)
-    if let Some(status) = super::repair_sessions::jsonl(args)? {
+    if let Some(status) = super::repair_sessions::jsonl(args, selected)? {
         return Ok(status);
     }
     let unsafe_fixes = args.unsafe_fixes || args.accept_ambiguous;
     let options = || RepairOptions {
         server_version: args.rules.server_version,
-        selected: &selected,
+        selected,
         unsafe_fixes,
     };
     let backup_root = backup::root(args)?;
@@ -122,7 +122,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
     // changed since it was read) and reported in path order.
     let work = |i: usize| {
         let (dir, k) = &list[i];
-        if cutoff.is_some_and(|c| !since::modified_since(dir, c)) {
+        if pipe.unmodified(dir) {
             return Planned::Unmodified;
         }
         let opened = match &bases[*k] {
@@ -239,13 +239,7 @@ pub fn repair(args: &RepairArgs, color: bool) -> anyhow::Result<ExitStatus> {
             }
         }
     };
-    ordered::run(
-        &pool,
-        list.len(),
-        pool.current_num_threads() * WINDOW_PER_THREAD,
-        work,
-        emit,
-    );
+    pipe.run(list.len(), work, emit);
     if let Some(r) = &run {
         r.discard_if_empty();
     }

@@ -5,6 +5,7 @@
 //! so `undo RUN-ID` puts it back. The write re-checks what the format asks
 //! ([`Adapter::busy`]: a client writing the file now makes it refuse).
 
+use super::pipeline::Selected;
 use super::ExitStatus;
 use crate::cli::{RepairArgs, RepairFormat};
 use crate::fix::persist::{self, Run};
@@ -17,9 +18,9 @@ use crate::sessions::repair::{Adapter, Summary};
 /// OpenHands repair runs), else the run over all of them; a mix of formats
 /// is refused. With no PATH, the invoking user's own stores
 /// ([`crate::sessions::discover`]) when no OpenHands store is found.
-pub fn jsonl(args: &RepairArgs) -> anyhow::Result<Option<ExitStatus>> {
+pub fn jsonl(args: &RepairArgs, selected: &Selected) -> anyhow::Result<Option<ExitStatus>> {
     if args.paths.is_empty() {
-        return own(args).map(Some);
+        return own(args, selected).map(Some);
     }
     let codex: Vec<_> = args.paths.iter().map(|p| crate::codex::shape(p)).collect();
     if !args.paths.is_empty() && codex.iter().all(Option::is_some) {
@@ -32,7 +33,7 @@ pub fn jsonl(args: &RepairArgs) -> anyhow::Result<Option<ExitStatus>> {
             }
             all.extend(l);
         }
-        return run::<crate::codex::repair::Rollouts>(args, all).map(Some);
+        return run::<crate::codex::repair::Rollouts>(args, all, selected).map(Some);
     }
     if codex.iter().any(Option::is_some) {
         anyhow::bail!("give Codex rollouts and other conversations to separate `repair` runs");
@@ -48,7 +49,7 @@ pub fn jsonl(args: &RepairArgs) -> anyhow::Result<Option<ExitStatus>> {
             }
             all.extend(l);
         }
-        return run::<crate::claude::repair::Sessions>(args, all).map(Some);
+        return run::<crate::claude::repair::Sessions>(args, all, selected).map(Some);
     }
     if claude.iter().any(Option::is_some) {
         anyhow::bail!(
@@ -63,7 +64,7 @@ pub fn jsonl(args: &RepairArgs) -> anyhow::Result<Option<ExitStatus>> {
 /// ([`crate::sessions::discover`]: the same trust rules as the OpenHands
 /// store discovery), each place said; one format a run (the outputs of two
 /// would not make one document), so finding both is refused, naming them.
-fn own(args: &RepairArgs) -> anyhow::Result<ExitStatus> {
+fn own(args: &RepairArgs, selected: &Selected) -> anyhow::Result<ExitStatus> {
     use crate::sessions::discover::{looked, not_places, Format};
     let env = crate::store::discover::Env::here();
     let mut places = Vec::new();
@@ -84,8 +85,8 @@ fn own(args: &RepairArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     match (claude.files.is_empty(), codex.files.is_empty()) {
-        (false, true) => run::<crate::claude::repair::Sessions>(args, claude),
-        (true, false) => run::<crate::codex::repair::Rollouts>(args, codex),
+        (false, true) => run::<crate::claude::repair::Sessions>(args, claude, selected),
+        (true, false) => run::<crate::codex::repair::Rollouts>(args, codex, selected),
         (false, false) => anyhow::bail!(
             "no PATH given, and this user has both Claude Code sessions and Codex rollouts ({}): give the one to repair as PATH",
             places.join(", ")
@@ -97,7 +98,11 @@ fn own(args: &RepairArgs) -> anyhow::Result<ExitStatus> {
 }
 
 /// The repair of `files` (every PATH was a store of format `A`).
-pub fn run<A: Adapter>(args: &RepairArgs, found: Listing) -> anyhow::Result<ExitStatus> {
+pub fn run<A: Adapter>(
+    args: &RepairArgs,
+    found: Listing,
+    selected: &Selected,
+) -> anyhow::Result<ExitStatus> {
     let Listing {
         files,
         errors,
@@ -106,18 +111,13 @@ pub fn run<A: Adapter>(args: &RepairArgs, found: Listing) -> anyhow::Result<Exit
     for n in &notes {
         render::note(n);
     }
-    let selected = super::select(&args.scan.only, &args.scan.skip)?;
     let mut w = Output::new(args.output_file.as_deref(), args.quiet)?;
     let mut sum = Summary {
         dry_run: args.dry_run,
         errors,
         ..Default::default()
     };
-    let backup_root = match (&args.backup_dir, args.dry_run) {
-        (Some(d), _) => Some(d.clone()),
-        (None, true) => None,
-        (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),
-    };
+    let backup_root = super::repair::backup::chosen(args)?;
     // a backup copy inside the store would be listed by the client
     if let Some(root) = &backup_root {
         let abs = std::path::absolute(root).unwrap_or_else(|_| root.clone());
@@ -136,7 +136,7 @@ pub fn run<A: Adapter>(args: &RepairArgs, found: Listing) -> anyhow::Result<Exit
     let mut outcomes = Vec::new();
     for (k, f) in files.iter().enumerate() {
         sum.sessions += 1;
-        let (mut o, change) = A::plan(f, args.dry_run, &selected);
+        let (mut o, change) = A::plan(f, args.dry_run, selected);
         if let (Some((before, after, checks)), false) = (change, args.dry_run) {
             if run.is_none() {
                 let root = backup_root.clone().unwrap_or_default();

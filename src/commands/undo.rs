@@ -19,7 +19,7 @@ pub fn undo(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
     if args.dry_run {
         return super::undo_list::dry_run(args);
     }
-    let root = match &args.backup_dir {
+    let root = match &args.backup.dir {
         Some(d) => d.clone(),
         None => persist::default_backup_root().map_err(anyhow::Error::msg)?,
     };

@@ -44,7 +44,7 @@ fn summary_of(r: &RunReport) -> RunSummary {
 }
 
 fn backup_root(args: &UndoArgs) -> anyhow::Result<std::path::PathBuf> {
-    match &args.backup_dir {
+    match &args.backup.dir {
         Some(d) => Ok(d.clone()),
         None => persist::default_backup_root().map_err(anyhow::Error::msg),
     }
@@ -58,7 +58,7 @@ pub fn list(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
         .unwrap_or_default();
     let mut runs: Vec<RunSummary> = listing.runs.iter().map(summary_of).collect();
     runs.sort_by(|a, b| a.created.cmp(&b.created).then(a.run_id.cmp(&b.run_id)));
-    let hint_dir = args.backup_dir.as_deref();
+    let hint_dir = args.backup.dir.as_deref();
     let w = &mut std::io::stdout().lock();
     let listed = match args.format {
         crate::cli::ListFormat::Human => runs::list(w, &root, &runs, &listing, hint_dir),
@@ -186,7 +186,7 @@ pub fn prune(args: &UndoArgs) -> anyhow::Result<ExitStatus> {
         &lines,
         newer,
         older,
-        args.backup_dir.as_deref(),
+        args.backup.dir.as_deref(),
     ) {
         return super::broken_pipe_or_error(e);
     }

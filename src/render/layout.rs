@@ -4,27 +4,32 @@
 
 use unicode_width::UnicodeWidthChar;
 
-/// Columns a string takes on a terminal: display width (a CJK character
-/// takes two, a combining mark none), not bytes; the colour sequences this
-/// renderer adds take none (untrusted text is escaped by `sanitize`, so every
-/// ESC in a line is ours).
-pub fn width_of(s: &str) -> usize {
-    let mut w = 0;
+/// The characters of `s` a terminal shows: its escape sequences left out
+/// (`ESC [` up to a final character in `@`..=`~`: the colours this renderer
+/// adds; untrusted text is escaped by `sanitize`, so every ESC in a line is
+/// ours). tests/terminal.rs reads the transcripts of a real terminal with it.
+pub fn shown_chars(s: &str) -> impl Iterator<Item = char> + '_ {
     let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            if chars.next() == Some('[') {
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
+    std::iter::from_fn(move || loop {
+        let c = chars.next()?;
+        if c != '\x1b' {
+            return Some(c);
+        }
+        if chars.next() == Some('[') {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
                 }
             }
-            continue;
         }
-        w += c.width().unwrap_or(0);
-    }
-    w
+    })
+}
+
+/// Columns a string takes on a terminal: display width (a CJK character
+/// takes two, a combining mark none), not bytes; the colour sequences this
+/// renderer adds take none ([`shown_chars`]).
+pub fn width_of(s: &str) -> usize {
+    shown_chars(s).map(|c| c.width().unwrap_or(0)).sum()
 }
 
 /// `first`, then `words` each after a space, wrapped at `width` columns:

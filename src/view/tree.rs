@@ -13,7 +13,12 @@ use crate::version::LeafRule;
 /// Why the SDK would refuse to load the conversation (it raises).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoadError {
-    /// base_state.json is missing (or empty) and nothing can recreate it.
+    /// base_state.json is missing (or empty: `if base_text:`) and the caller
+    /// passes no agent: `ConversationState.create`'s fresh path raises
+    /// `ValueError("agent is required when initializing a new
+    /// ConversationState")` in every release 1.29.3–1.58.2 (the 1.58.2
+    /// agent-server's `EventService.start` raises its own `ValueError` first).
+    /// A server before 1.43 passes meta.json's agent instead: [`fresh_start`].
     NoBaseState,
     /// base_state.json cannot be validated (`ValidationError`).
     BadBaseState(String),

@@ -6,13 +6,19 @@ use std::path::{Path, PathBuf};
 use crate::cli::RepairArgs;
 use crate::fix::persist;
 
-/// The backup root of this run, refused inside a store.
-pub(super) fn root(args: &RepairArgs) -> anyhow::Result<Option<PathBuf>> {
-    let root = match (&args.backup_dir, args.dry_run) {
+/// The backup root asked for: `--backup-dir`, else the default root, else
+/// none (a dry run that names none). The JSONL session repairs use it too.
+pub(in crate::commands) fn chosen(args: &RepairArgs) -> anyhow::Result<Option<PathBuf>> {
+    Ok(match (&args.backup.dir, args.dry_run) {
         (Some(d), _) => Some(d.clone()),
         (None, true) => None,
         (None, false) => Some(persist::default_backup_root().map_err(anyhow::Error::msg)?),
-    };
+    })
+}
+
+/// The backup root of this run, refused inside a store.
+pub(super) fn root(args: &RepairArgs) -> anyhow::Result<Option<PathBuf>> {
+    let root = chosen(args)?;
     // A backup holds copies of meta.json: inside a store (or the folder a
     // conversation sits in) a server would list the copy, or let it shadow
     // the original.
