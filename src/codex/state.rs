@@ -73,7 +73,8 @@ pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
         &uri,
         OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
     )
     .map_err(|e| format!("cannot open `{display}` read-only: {e}"))?;
     let _ = conn.busy_timeout(std::time::Duration::from_secs(2));
