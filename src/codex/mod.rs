@@ -197,8 +197,14 @@ fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::chec
     }
     let abs = std::path::absolute(path).ok()?;
     let db = state::newest_db(&state::home_of(&abs)?)?;
-    let rows = state::threads(&db).ok()?;
-    let id = rows.iter().find(|(_, p)| **p == abs)?.0;
+    let read = state::rows(&db);
+    let id = read
+        .as_ref()
+        .as_ref()
+        .ok()?
+        .iter()
+        .find(|(_, p)| **p == abs)?
+        .0;
     let mut out = Vec::new();
     if selected(checks::STATE_PARITY) {
         out.push(crate::checks::Finding::new(

@@ -47,9 +47,69 @@ pub fn newest_db(home: &Path) -> Option<PathBuf> {
         .map(|(_, p)| p)
 }
 
+/// The rows of a state database, as [`threads`] gives them.
+pub type Rows = std::sync::Arc<Result<HashMap<String, PathBuf>, String>>;
+
+/// What a database's files were when it was read: (device, inode, size,
+/// modification time) of the database and of its `-wal`.
+type Stamp = [Option<(u64, u64, u64, i64, i64)>; 2];
+
+fn stamp(db: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let of = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+    };
+    let mut wal = db.as_os_str().to_os_string();
+    wal.push("-wal");
+    [of(db), of(Path::new(&wal))]
+}
+
+/// The state databases read so far: each is read once for a whole store
+/// scan (every rollout of a home asks it), again only when its files
+/// changed since (a repair that wrote it).
+static READ: std::sync::Mutex<Vec<(PathBuf, Stamp, Rows)>> = std::sync::Mutex::new(Vec::new());
+
+/// How many times each database was read from disk (for tests).
+static TIMES: std::sync::Mutex<Vec<(PathBuf, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// How many times the state database `db` was read from disk by this
+/// process (not the times it was asked: [`rows`] reads it once a scan).
+pub fn times_read(db: &Path) -> usize {
+    let times = TIMES.lock().unwrap_or_else(|e| e.into_inner());
+    times
+        .iter()
+        .find(|(p, _)| p == db)
+        .map(|(_, n)| *n)
+        .unwrap_or(0)
+}
+
+/// [`threads`] of `db`, read once while its files stay as they were.
+pub fn rows(db: &Path) -> Rows {
+    let now = stamp(db);
+    // held while reading: two rollouts asking at once read it once
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, rows)) = read.iter().find(|(p, s, _)| p == db && *s == now) {
+        return rows.clone();
+    }
+    let rows: Rows = std::sync::Arc::new(threads(db));
+    {
+        let mut times = TIMES.lock().unwrap_or_else(|e| e.into_inner());
+        match times.iter_mut().find(|(p, _)| p == db) {
+            Some((_, n)) => *n += 1,
+            None => times.push((db.to_path_buf(), 1)),
+        }
+    }
+    read.retain(|(p, _, _)| p != db);
+    read.push((db.to_path_buf(), now, rows.clone()));
+    rows
+}
+
 /// The threads of a state database: id → rollout path. `Err` says why it
 /// could not be read: a database that is not a regular file (a link, a
-/// FIFO) is not opened at all.
+/// FIFO) is not opened at all. Read from disk each call: a scan asks
+/// [`rows`].
 pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
     use rusqlite::{Connection, OpenFlags};
     let display = db.display().to_string();
@@ -125,9 +185,15 @@ pub fn parity(path: &Path, id: &str) -> Option<Parity> {
     let abs = std::path::absolute(path).ok()?;
     let home = home_of(&abs)?;
     let db = newest_db(&home)?;
-    let rows = match threads(&db) {
+    let read = rows(&db);
+    let rows = match read.as_ref() {
         Ok(rows) => rows,
-        Err(why) => return Some(Parity::Unread { db, why }),
+        Err(why) => {
+            return Some(Parity::Unread {
+                db,
+                why: why.clone(),
+            })
+        }
     };
     Some(match rows.get(&id.to_ascii_lowercase()) {
         None => Parity::NoRow { db },
@@ -146,7 +212,8 @@ pub fn ghosts(home: &Path, found: &[PathBuf]) -> Vec<(String, PathBuf)> {
     let Some(db) = newest_db(home) else {
         return Vec::new();
     };
-    let Ok(rows) = threads(&db) else {
+    let read = rows(&db);
+    let Ok(rows) = read.as_ref() else {
         return Vec::new();
     };
     let ids: std::collections::HashSet<String> = found
@@ -154,8 +221,9 @@ pub fn ghosts(home: &Path, found: &[PathBuf]) -> Vec<(String, PathBuf)> {
         .filter_map(|f| super::session::name_parts(f).map(|p| p.0))
         .collect();
     let mut out: Vec<(String, PathBuf)> = rows
-        .into_iter()
-        .filter(|(id, p)| !ids.contains(id) && std::fs::symlink_metadata(p).is_err())
+        .iter()
+        .filter(|(id, p)| !ids.contains(*id) && std::fs::symlink_metadata(p).is_err())
+        .map(|(id, p)| (id.clone(), p.clone()))
         .collect();
     out.sort();
     out

@@ -126,3 +126,44 @@ fn a_rollout_without_a_row_is_information() {
         "{names:?}"
     );
 }
+
+/// The state database is read once for a whole store scan, not once per
+/// rollout; again only once its files changed (a repair that wrote it).
+#[test]
+fn the_state_database_is_read_once_per_scan() {
+    use convo_doctor::codex::{self, state};
+    let tmp = tempfile::tempdir().unwrap();
+    let n = rollout_name();
+    let day = tmp.path().join("codex-home/sessions/2026/12/03");
+    let others: Vec<std::path::PathBuf> = (1..=4)
+        .map(|k| {
+            let other = n.replace(&id(), &format!("00000000-0000-4000-8000-00000000000{k}"));
+            day.join(other)
+        })
+        .collect();
+    let here = day.join(&n);
+    let h = home(tmp.path(), "2026/12/03", &[(&id(), &here)]);
+    for o in &others {
+        std::fs::copy(&here, o).unwrap();
+    }
+    let db = state::newest_db(&h).unwrap();
+    let listed = codex::sessions(&h, &codex::Shape::Home);
+    assert_eq!(listed.files.len(), 5, "{:?}", listed.files);
+    for f in &listed.files {
+        let parts = codex::session::name_parts(f).unwrap();
+        assert!(state::parity(f, &parts.0).is_some());
+    }
+    assert_eq!(state::times_read(&db), 1);
+    // the binary's own scan says the same rows
+    let doc = diagnose(&h);
+    assert_eq!(doc["conversations"].as_array().unwrap().len(), 5);
+    // a write to the database: read again
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute("DELETE FROM threads", ()).unwrap();
+    drop(c);
+    assert_eq!(
+        state::parity(&here, &id()),
+        Some(state::Parity::NoRow { db: db.clone() })
+    );
+    assert_eq!(state::times_read(&db), 2);
+}
