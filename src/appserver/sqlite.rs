@@ -70,11 +70,25 @@ pub(crate) fn checked_path(
     Ok((path, md))
 }
 
+/// The `file:` URI of `path`, every byte but a few plain ones escaped (no
+/// query: the caller adds its own).
+pub(crate) fn file_uri(path: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
 /// How a SQLite file is opened so that reading it writes nothing beside it:
 /// the `file:` URI of [`checked_path`]'s path (its checks passed), to open
 /// with `SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW`.
 pub(crate) fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Result<String> {
-    use std::os::unix::ffi::OsStrExt;
     let (path, _) = checked_path(path, display)?;
     let path = path.as_path();
     let side = |suffix: &str| {
@@ -95,14 +109,7 @@ pub(crate) fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Resul
             .with_context(|| format!("cannot read `{display}`"))?;
         f.read_exact(&mut head).is_ok() && head[18] == 2
     };
-    let mut uri = String::from("file:");
-    for &b in path.as_os_str().as_bytes() {
-        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
-            uri.push(b as char);
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
+    let mut uri = file_uri(path);
     let (wal, shm) = (side("-wal"), side("-shm"));
     if wal_mode && !wal {
         // Nothing in a write-ahead log: the file is the whole database, and

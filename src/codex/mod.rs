@@ -16,6 +16,7 @@ pub mod checks;
 pub mod repair;
 pub mod session;
 pub mod state;
+pub mod state_fix;
 pub mod view;
 
 use std::path::Path;
@@ -211,7 +212,7 @@ fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::chec
             checks::STATE_PARITY,
             crate::checks::Severity::Error,
             db.display().to_string(),
-            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) lists the thread and cannot resume it; with the client stopped, delete the row if the rollout is lost"),
+            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) cannot resume the thread, nor lists it; `codex doctor` counts a stale row. Not repaired (the row's name, pin and section are nowhere else): if the rollout is lost, `codex delete --force {id}` removes the row"),
         ));
     }
     Some(out)

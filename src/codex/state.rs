@@ -26,6 +26,19 @@ pub fn home_of(path: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Whether `name` is a state database's (`state_<n>.sqlite`) or one of
+/// its side files' (`-wal`, `-shm`, `-journal`): what a repair of the
+/// database writes.
+pub fn is_db_file(name: &str) -> bool {
+    let base = crate::appserver::db::SIDE_FILES
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name);
+    base.strip_prefix("state_")
+        .and_then(|r| r.strip_suffix(".sqlite"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The newest `state_<n>.sqlite` of `home` (the highest `n`): the one the
 /// client reads.
 pub fn newest_db(home: &Path) -> Option<PathBuf> {

@@ -156,20 +156,42 @@ pub fn run<A: Adapter>(args: &RepairArgs, found: Listing) -> anyhow::Result<Exit
                 o.error = Some(why);
             }
         }
-        match o.status {
-            "fixed" => sum.fixed += 1,
-            "would-fix" => sum.would_fix += 1,
-            "failed" => sum.failed += 1,
-            _ => {}
+        if let Err(e) = shown(&mut w, &mut sum, &mut outcomes, o, json) {
+            let s = super::diagnose::broken_pipe_or_error(e);
+            w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+            return s;
         }
-        if !json {
-            if let Err(e) = render::sessions::repair_outcome(&mut w, &o) {
-                let s = super::diagnose::broken_pipe_or_error(e);
-                w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
-                return s;
+    }
+    // what is written beside the files (the Codex state database), once
+    // their own writes are done
+    for (j, (mut o, write)) in A::beside(&files, &selected).into_iter().enumerate() {
+        if let Some(write) = write {
+            if args.dry_run {
+                o.status = "would-fix";
+            } else {
+                if run.is_none() {
+                    let root = backup_root.clone().unwrap_or_default();
+                    run = Some(Run::new(&root, persist::new_run_id()).map_err(anyhow::Error::msg)?);
+                }
+                let r = run.as_mut().expect("made above");
+                match write(r, files.len() + 1 + j) {
+                    Ok(()) => {
+                        o.status = "fixed";
+                        o.error = None;
+                    }
+                    Err(why) => {
+                        o.status = "failed";
+                        o.after = o.before.clone();
+                        o.error = Some(why);
+                    }
+                }
             }
         }
-        outcomes.push(o);
+        if let Err(e) = shown(&mut w, &mut sum, &mut outcomes, o, json) {
+            let s = super::diagnose::broken_pipe_or_error(e);
+            w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+            return s;
+        }
     }
     if let Some(r) = &run {
         r.discard_if_empty();
@@ -203,4 +225,26 @@ pub fn run<A: Adapter>(args: &RepairArgs, found: Listing) -> anyhow::Result<Exit
         ExitStatus::Success
     };
     Ok(w.finish(status))
+}
+
+/// Count one outcome and show it (the human output, as it comes); `Err`:
+/// the output broke.
+fn shown<C: crate::sessions::repair::Changes>(
+    w: &mut Output,
+    sum: &mut Summary,
+    outcomes: &mut Vec<crate::sessions::repair::Outcome<C>>,
+    o: crate::sessions::repair::Outcome<C>,
+    json: bool,
+) -> std::io::Result<()> {
+    match o.status {
+        "fixed" => sum.fixed += 1,
+        "would-fix" => sum.would_fix += 1,
+        "failed" => sum.failed += 1,
+        _ => {}
+    }
+    if !json {
+        render::sessions::repair_outcome(w, &o)?;
+    }
+    outcomes.push(o);
+    Ok(())
 }

@@ -74,7 +74,11 @@ pub(super) fn repairable_file(rel: &str) -> bool {
     match rel.split_once('/') {
         // a Claude Code session (`src/claude/`, rewritten by `rewrite_file`)
         None => {
-            rel == "meta.json" || rel == "base_state.json" || crate::claude::is_session_name(rel)
+            rel == "meta.json"
+                || rel == "base_state.json"
+                || crate::claude::is_session_name(rel)
+                // the Codex state database and its side files (`sqlite.rs`)
+                || crate::codex::state::is_db_file(rel)
         }
         Some(("events", name)) => {
             !name.contains('/')
