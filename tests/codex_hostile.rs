@@ -499,3 +499,56 @@ fn as_root_a_side_file_of_another_owner_is_never_opened() {
         "{c}"
     );
 }
+
+/// As root, the state database of a CODEX_HOME another user owns (mode
+/// 0640): the row a rollout lacks is written keeping the database's owner
+/// and mode (the side files SQLite makes while writing are given its owner
+/// and are gone after), and undo puts its bytes, owner and mode back.
+#[test]
+fn a_root_repair_of_another_users_state_database_keeps_owner_and_mode() {
+    if !is_root("a_root_repair_of_another_users_state_database_keeps_owner_and_mode") {
+        return;
+    }
+    let tmp = common::open_tempdir();
+    let (home, day) = home(tmp.path());
+    std::fs::copy(case("clean"), day.join(rollout_name())).unwrap();
+    let db = home.join("state_5.sqlite");
+    let schema =
+        std::fs::read_to_string(common::repo().join("fixtures/codex/state/schema.sql")).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.pragma_update(None, "journal_mode", "wal").unwrap();
+    c.execute_batch(&schema).unwrap();
+    drop(c);
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o640)).unwrap();
+    chown_tree(&home, 65534);
+    let before = std::fs::read(&db).unwrap();
+    let bk = tmp.path().join("backups");
+    let (code, out, err) = bounded(&["repair", "--backup-dir", s(&bk), s(&home)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("fixed") && out.contains("state_5.sqlite"),
+        "{out}"
+    );
+    assert_ne!(std::fs::read(&db).unwrap(), before);
+    let md = std::fs::metadata(&db).unwrap();
+    assert_eq!(
+        (md.uid(), md.gid(), md.mode() & 0o7777),
+        (65534, 65534, 0o640)
+    );
+    for suffix in ["-wal", "-shm"] {
+        assert!(!side(&db, suffix).exists(), "{suffix}");
+    }
+    let run = out
+        .lines()
+        .find_map(|l| l.split("convo-doctor undo ").nth(1))
+        .unwrap()
+        .trim_end_matches(['`', ')']);
+    let (code, out, err) = bounded(&["undo", "--backup-dir", s(&bk), run]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let md = std::fs::metadata(&db).unwrap();
+    assert_eq!(
+        (md.uid(), md.gid(), md.mode() & 0o7777),
+        (65534, 65534, 0o640)
+    );
+}

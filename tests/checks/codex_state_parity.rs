@@ -416,3 +416,35 @@ fn a_row_whose_rollout_is_gone_is_left_alone() {
     assert_eq!(g["row_kept_by_scan"], true);
     assert_eq!(g["delete_force_removed_the_row"], true);
 }
+
+/// Undo of the database's repair refuses once a client opened the database
+/// again (its `-wal` is back): the old bytes under the new log would mix
+/// two states. Nothing is put back.
+#[test]
+fn undo_of_the_database_refuses_once_a_client_opened_it_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (h, db, _) = client_home(tmp.path());
+    let bk = tmp.path().join("backups");
+    let (code, out, err) = cli(&[
+        "repair",
+        "--backup-dir",
+        bk.to_str().unwrap(),
+        h.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let run = out
+        .lines()
+        .find_map(|l| l.split("convo-doctor undo ").nth(1))
+        .unwrap()
+        .trim_end_matches(['`', ')'])
+        .to_string();
+    std::fs::write(format!("{}-wal", db.display()), b"").unwrap();
+    let after = db_files(&db);
+    let (code, out, err) = cli(&["undo", "--backup-dir", bk.to_str().unwrap(), &run]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("a client opened the database since the repair"),
+        "{out}{err}"
+    );
+    assert_eq!(db_files(&db), after);
+}
