@@ -552,3 +552,18 @@ fn a_root_repair_of_another_users_state_database_keeps_owner_and_mode() {
         (65534, 65534, 0o640)
     );
 }
+
+/// An `archived_sessions` folder that is a symbolic link is not followed:
+/// a note names it, the rollout it leads to is never read.
+#[test]
+fn a_linked_archived_sessions_folder_is_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, day) = home(tmp.path());
+    std::fs::copy(case("clean"), day.join(rollout_name())).unwrap();
+    let outside = outside_rollout(tmp.path());
+    symlink(outside.parent().unwrap(), home.join("archived_sessions")).unwrap();
+    let (_, doc, _) = diagnose(&home);
+    assert_eq!(doc["conversations"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(!doc.to_string().contains(CANARY), "{doc}");
+    assert!(notes(&doc).contains("archived_sessions"), "{}", notes(&doc));
+}

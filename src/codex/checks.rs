@@ -129,6 +129,12 @@ pub fn state(p: &super::state::Parity, path: &std::path::Path) -> Option<Finding
     use super::state::Parity;
     match p {
         Parity::Listed => None,
+        Parity::NoRow { db } if super::state::is_archived(path) => Some(Finding::new(
+            STATE_PARITY,
+            Severity::Warning,
+            db.display().to_string(),
+            "the state database has no row for this archived rollout: `codex doctor` counts a missing archived row (0.171.0); archived rollouts are diagnosed, not repaired".into(),
+        )),
         Parity::NoRow { db } => Some(Finding::new(
             STATE_PARITY,
             Severity::Warning,

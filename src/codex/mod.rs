@@ -130,6 +130,15 @@ pub fn sessions(path: &Path, s: &Shape) -> Listing {
                 Some(note) => l.notes.push(note),
                 None => l.walk(&tree, DEPTH, &RULE, 0),
             }
+            // the rollouts `codex archive` moved aside (flat), diagnosed
+            // like the others, never repaired
+            let archived = path.join("archived_sessions");
+            if std::fs::symlink_metadata(&archived).is_ok() {
+                match crate::sessions::list::linked_folder(&archived) {
+                    Some(note) => l.notes.push(note),
+                    None => l.walk(&archived, DEPTH, &RULE, 0),
+                }
+            }
             // the threads the state database lists whose rollout is gone
             let ghosts = state::ghosts(path, &l.files);
             l.files.extend(ghosts.into_iter().map(|(_, p)| p));
@@ -272,6 +281,14 @@ fn report(a: Analysis, path: &Path, mut r: ConversationReport, ask: &Ask) -> Con
         Some(l) if a.view.resumes() => format!("Codex cannot resume this thread: {}", l.message),
         _ => verdict(a),
     };
+    if state::is_archived(path) {
+        // measured: the client refuses an archived thread until it is
+        // unarchived; what it would then resend is the verdict's
+        r.verdict = format!(
+            "archived (`codex exec resume` refuses it until `codex unarchive {}`); once unarchived: {}",
+            r.id, r.verdict
+        );
+    }
     if event_list {
         r.event_list = Some(rows(a));
     }

@@ -242,6 +242,24 @@ pub fn ghosts(home: &Path, found: &[PathBuf]) -> Vec<(String, PathBuf)> {
     out
 }
 
+/// Whether a rollout lies in `archived_sessions` (its nearest `sessions` or
+/// `archived_sessions` ancestor is the latter): `codex archive <id>` moves
+/// it there. Measured (0.171.0, fixtures/codex/state `archived`): `codex
+/// exec resume <id>` refuses it ("session is archived. Run `codex
+/// unarchive`"); unarchived, it resumes.
+pub fn is_archived(path: &Path) -> bool {
+    let Ok(abs) = std::path::absolute(path) else {
+        return false;
+    };
+    abs.ancestors()
+        .skip(1)
+        .find_map(|a| {
+            let n = a.file_name()?;
+            (n == "sessions" || n == "archived_sessions").then(|| n == "archived_sessions")
+        })
+        .unwrap_or(false)
+}
+
 /// The `CODEX_HOME` a rollout lies in, database or not: the parent of its
 /// nearest `sessions` or `archived_sessions` ancestor.
 pub fn home_around(path: &Path) -> Option<PathBuf> {

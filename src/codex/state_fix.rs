@@ -396,6 +396,10 @@ pub fn plan(home: &Path, files: &[PathBuf]) -> Option<Plan> {
     };
     let mut seen = std::collections::HashSet::new();
     for f in files {
+        // archived rollouts are read only (and their row would be another)
+        if super::state::is_archived(f) {
+            continue;
+        }
         let Some((id, _)) = session::name_parts(f) else {
             continue;
         };

@@ -32,7 +32,7 @@ pub fn jsonl(args: &RepairArgs) -> anyhow::Result<Option<ExitStatus>> {
             }
             all.extend(l);
         }
-        return run::<crate::codex::repair::Rollouts>(args, all).map(Some);
+        return run::<crate::codex::repair::Rollouts>(args, without_archived(all)).map(Some);
     }
     if codex.iter().any(Option::is_some) {
         anyhow::bail!("give Codex rollouts and other conversations to separate `repair` runs");
@@ -85,7 +85,7 @@ fn own(args: &RepairArgs) -> anyhow::Result<ExitStatus> {
     }
     match (claude.files.is_empty(), codex.files.is_empty()) {
         (false, true) => run::<crate::claude::repair::Sessions>(args, claude),
-        (true, false) => run::<crate::codex::repair::Rollouts>(args, codex),
+        (true, false) => run::<crate::codex::repair::Rollouts>(args, without_archived(codex)),
         (false, false) => anyhow::bail!(
             "no PATH given, and this user has both Claude Code sessions and Codex rollouts ({}): give the one to repair as PATH",
             places.join(", ")
@@ -94,6 +94,22 @@ fn own(args: &RepairArgs) -> anyhow::Result<ExitStatus> {
             "no PATH given, and no Claude Code session or Codex rollout of this user was found (see the notes); give the conversations to repair as PATH"
         ),
     }
+}
+
+/// The Codex rollouts to repair: those `codex archive` moved to
+/// `archived_sessions` are diagnosed, never repaired (read only), a note
+/// says how many.
+fn without_archived(mut l: Listing) -> Listing {
+    let before = l.files.len();
+    l.files.retain(|f| !crate::codex::state::is_archived(f));
+    let n = before - l.files.len();
+    if n > 0 {
+        l.notes.push(format!(
+            "{} in archived_sessions not repaired: archived rollouts are read only (`codex unarchive <id>` brings one back)",
+            crate::checks::plural(n, "rollout", "rollouts")
+        ));
+    }
+    l
 }
 
 /// The repair of `files` (every PATH was a store of format `A`).
