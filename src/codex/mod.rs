@@ -17,6 +17,7 @@ pub mod repair;
 pub mod session;
 pub mod state;
 pub mod state_fix;
+pub mod state_row;
 pub mod view;
 
 use std::path::Path;
@@ -184,7 +185,7 @@ pub const WORDS: crate::sessions::Words = crate::sessions::Words {
 /// cannot be read is a report with a load error (what is wrong with the
 /// file) or, for a scan error (permission, I/O), `access_errors`.
 pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
-    if let Some(g) = ghost(path, ask.selected) {
+    if let Some(g) = state::ghost(path, ask.selected) {
         let mut r = ConversationReport::record(display, stem(path), WORDS.tag.into());
         r.id_dashed = None;
         r.events.agent_view = None;
@@ -197,34 +198,6 @@ pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
         return r;
     }
     crate::sessions::analyze(&WORDS, path, display, ask, stem, Analysis::load, report)
-}
-
-/// A path no file is at, named by a row of the state database above it:
-/// the finding (none when the check is not selected).
-fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::checks::Finding>> {
-    if std::fs::symlink_metadata(path).is_ok() {
-        return None;
-    }
-    let abs = std::path::absolute(path).ok()?;
-    let db = state::newest_db(&state::home_of(&abs)?)?;
-    let read = state::rows(&db);
-    let id = read
-        .as_ref()
-        .as_ref()
-        .ok()?
-        .iter()
-        .find(|(_, p)| **p == abs)?
-        .0;
-    let mut out = Vec::new();
-    if selected(checks::STATE_PARITY) {
-        out.push(crate::checks::Finding::new(
-            checks::STATE_PARITY,
-            crate::checks::Severity::Error,
-            db.display().to_string(),
-            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) cannot resume the thread, nor lists it; `codex doctor` counts a stale row. Not repaired (the row's name, pin and section are nowhere else): if the rollout is lost, `codex delete --force {id}` removes the row"),
-        ));
-    }
-    Some(out)
 }
 
 fn stem(path: &Path) -> String {

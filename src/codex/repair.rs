@@ -293,65 +293,10 @@ impl Adapter for Rollouts {
             let Some(plan) = super::state_fix::plan(&home, &fs) else {
                 continue;
             };
-            out.push(database_outcome(plan));
+            out.push(super::state_fix::outcome(plan));
         }
         out
     }
-}
-
-/// The outcome of one state database's repair, and its write (none when
-/// nothing can be written).
-fn database_outcome(
-    plan: super::state_fix::Plan,
-) -> (Outcome, Option<crate::sessions::repair::Beside>) {
-    let mut o = Outcome::new(&plan.db);
-    let n = plan.rows.len() + plan.skipped.len();
-    o.before = format!(
-        "the state database lacks the rows of {}: the client lists them only when it scans the rollouts, and `codex exec resume --last` passes them over",
-        crate::checks::plural(n, "rollout", "rollouts")
-    );
-    o.after = match plan.skipped.len() {
-        0 => "every rollout has its row".into(),
-        k => format!(
-            "{} still without a row",
-            crate::checks::plural(k, "rollout", "rollouts")
-        ),
-    };
-    for r in &plan.rows {
-        o.changes.edits.push(Edited {
-            check: checks::STATE_PARITY,
-            line: None,
-            what: format!(
-                "the row of `{}`, as the client writes it, inserted into `threads`",
-                r.path.display()
-            ),
-            removed: None,
-            added: Some(r.shown()),
-        });
-    }
-    let mut errors = plan.skipped.clone();
-    if let Some(busy) = &plan.busy {
-        errors.push(format!("{busy}: the database is left alone"));
-        o.status = "failed";
-        o.after = o.before.clone();
-        o.error = Some(errors.join("; "));
-        return (o, None);
-    }
-    if !errors.is_empty() {
-        o.error = Some(errors.join("; "));
-    }
-    if plan.rows.is_empty() {
-        o.status = "failed";
-        o.after = o.before.clone();
-        return (o, None);
-    }
-    let (db, rows) = (plan.db, plan.rows);
-    let write: crate::sessions::repair::Beside = Box::new(move |run, ordinal| {
-        crate::fix::persist::change_sqlite(run, &db, &[checks::STATE_PARITY], ordinal, &|conn| {
-            super::state_fix::insert(conn, &rows)
-        })
-    });
-    (o, Some(write))
 }
 
 /// Plan one rollout: the outcome and, when there is something to write,

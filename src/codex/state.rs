@@ -306,3 +306,31 @@ pub fn writer_active(rollout: &Path, id: &str) -> bool {
         Err(e) => e == rustix::io::Errno::WOULDBLOCK,
     }
 }
+
+/// A path no file is at, named by a row of the state database above it:
+/// the finding (none when the check is not selected).
+pub fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::checks::Finding>> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let abs = std::path::absolute(path).ok()?;
+    let db = newest_db(&home_of(&abs)?)?;
+    let read = rows(&db);
+    let id = read
+        .as_ref()
+        .as_ref()
+        .ok()?
+        .iter()
+        .find(|(_, p)| **p == abs)?
+        .0;
+    let mut out = Vec::new();
+    if selected(super::checks::STATE_PARITY) {
+        out.push(crate::checks::Finding::new(
+            super::checks::STATE_PARITY,
+            crate::checks::Severity::Error,
+            db.display().to_string(),
+            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) cannot resume the thread, nor lists it; `codex doctor` counts a stale row. Not repaired (the row's name, pin and section are nowhere else): if the rollout is lost, `codex delete --force {id}` removes the row"),
+        ));
+    }
+    Some(out)
+}
