@@ -201,7 +201,8 @@ pub fn outcome(plan: Plan) -> (Outcome, Option<crate::sessions::repair::Beside>)
         o.error = Some(errors.join("; "));
     }
     if plan.rows.is_empty() {
-        o.status = "failed";
+        // nothing this run can write (as a rollout whose session_meta
+        // cannot be rebuilt): unchanged, the error saying why
         o.after = o.before.clone();
         return (o, None);
     }

@@ -448,3 +448,28 @@ fn undo_of_the_database_refuses_once_a_client_opened_it_again() {
     );
     assert_eq!(db_files(&db), after);
 }
+
+/// A rollout whose row cannot be derived (its `session_meta` rebuilt by the
+/// repair names no `source`): the rollout is repaired, the database left
+/// as it was, the outcome saying why; not a failure of the run.
+#[test]
+fn a_row_the_rollout_does_not_say_is_not_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (h, db, f) = client_home(tmp.path());
+    std::fs::write(&f, super::codex_common::fixture("no-meta.jsonl")).unwrap();
+    let before = db_files(&db);
+    let bk = tmp.path().join("backups");
+    let (code, out, err) = cli(&[
+        "repair",
+        "--backup-dir",
+        bk.to_str().unwrap(),
+        h.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("does not say its source"), "{out}");
+    assert_eq!(db_files(&db), before);
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        super::codex_common::fixture("no-meta.repaired.jsonl")
+    );
+}
