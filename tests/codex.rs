@@ -491,3 +491,81 @@ fn repair_json_and_jsonl_are_documents() {
     assert!(lines[1]["summary"].is_object(), "{out}");
     assert!(lines[0].get("summary").is_none(), "{out}");
 }
+
+/// Rollouts `codex archive` moved to `archived_sessions` are found in a
+/// CODEX_HOME and diagnosed like the others, their verdict saying the
+/// client refuses them until unarchived (measured: fixtures/codex/state
+/// `archived`); `repair` leaves them alone, saying so.
+#[test]
+fn archived_rollouts_are_diagnosed_and_never_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, _) = home_with(tmp.path(), "clean");
+    let all = load(&dir().join("verdicts.json"));
+    let name = all["rollout"].as_str().unwrap();
+    let archived = home.join("archived_sessions");
+    std::fs::create_dir_all(&archived).unwrap();
+    let other = name.replace(
+        &name[name.len() - 42..name.len() - 6],
+        "00000000-0000-4000-8000-0000000000a1",
+    );
+    let f = archived.join(&other);
+    let bytes = std::fs::read(dir().join("invalid-mid.jsonl"))
+        .unwrap()
+        .replace_id(
+            &name[name.len() - 42..name.len() - 6],
+            "00000000-0000-4000-8000-0000000000a1",
+        );
+    std::fs::write(&f, &bytes).unwrap();
+    let doc = diagnose_json(&home);
+    let convs = doc["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2, "{doc}");
+    let a = convs
+        .iter()
+        .find(|c| c["verdict"].as_str().unwrap().starts_with("archived"))
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert!(
+        a["verdict"].as_str().unwrap().contains("codex unarchive"),
+        "{a}"
+    );
+    assert!(
+        a["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["check"] == "codex-invalid-line"),
+        "{a}"
+    );
+    let bk = tmp.path().join("bk");
+    let (code, out, err) = cli(&[
+        "repair",
+        "--backup-dir",
+        bk.to_str().unwrap(),
+        home.to_str().unwrap(),
+    ]);
+    assert!(code < 2, "{out}{err}");
+    assert!(
+        err.contains("1 rollout in archived_sessions not repaired"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), bytes);
+    // what the client said
+    let v = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/codex/state/verdicts.json"));
+    let c = &v["cases"]["archived"];
+    assert_eq!(c["moved_to"], "archived_sessions");
+    assert_eq!(c["resumed"], false);
+    assert!(c["error"].as_str().unwrap().contains("is archived"));
+    assert_eq!(c["resumed_after_unarchive"], true);
+}
+
+trait ReplaceId {
+    fn replace_id(self, from: &str, to: &str) -> Vec<u8>;
+}
+
+impl ReplaceId for Vec<u8> {
+    fn replace_id(self, from: &str, to: &str) -> Vec<u8> {
+        String::from_utf8(self)
+            .unwrap()
+            .replace(from, to)
+            .into_bytes()
+    }
+}

@@ -355,3 +355,215 @@ fn a_root_repair_of_another_users_codex_home_keeps_owner_and_mode() {
         (65534, 65534, 0o640)
     );
 }
+
+/// A state database in WAL mode with a live `-wal` beside it (the client
+/// leaves one after it exits), the clean rollout's row in it.
+fn wal_home(tmp: &Path) -> (PathBuf, PathBuf) {
+    let (home, day) = home(tmp);
+    std::fs::copy(case("clean"), day.join(rollout_name())).unwrap();
+    let scratch = tmp.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let made = scratch.join("state_5.sqlite");
+    let conn = rusqlite::Connection::open(&made).unwrap();
+    conn.pragma_update(None, "journal_mode", "wal").unwrap();
+    conn.execute_batch("CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL)")
+        .unwrap();
+    let n = rollout_name();
+    conn.execute(
+        "INSERT INTO threads VALUES (?1, ?2)",
+        (&n[n.len() - 42..n.len() - 6], s(&day.join(&n))),
+    )
+    .unwrap();
+    // copied while the connection is open: the rows are in the `-wal`
+    let db = home.join("state_5.sqlite");
+    std::fs::copy(&made, &db).unwrap();
+    std::fs::copy(
+        scratch.join("state_5.sqlite-wal"),
+        home.join("state_5.sqlite-wal"),
+    )
+    .unwrap();
+    drop(conn);
+    (home, db)
+}
+
+/// The side file `suffix` of the state database.
+fn side(db: &Path, suffix: &str) -> PathBuf {
+    PathBuf::from(format!("{}{suffix}", db.display()))
+}
+
+/// The `codex-state-parity` finding of the home's one rollout.
+fn parity_message(home: &Path) -> String {
+    let (_, doc, _) = diagnose(home);
+    let c = &doc["conversations"][0];
+    c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "codex-state-parity")
+        .unwrap_or_else(|| panic!("{c}"))["message"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A `-wal`, `-shm` or `-journal` beside the state database that is a
+/// symbolic link (to a file the attacker wants written): SQLite would open
+/// it by name, and map a `-shm` read-write even for a read-only reader. The
+/// database is not opened; the file the link names is left as it was.
+#[test]
+fn a_state_database_side_file_that_is_a_link_is_never_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    for suffix in ["-shm", "-wal", "-journal"] {
+        let (home, db) = wal_home(&tmp.path().join(suffix));
+        let target = tmp.path().join(format!("target{suffix}"));
+        std::fs::write(&target, CANARY).unwrap();
+        let planted = side(&db, suffix);
+        let _ = std::fs::remove_file(&planted);
+        symlink(&target, &planted).unwrap();
+        let before = std::fs::metadata(&target).unwrap();
+        let m = parity_message(&home);
+        assert!(
+            m.contains(suffix) && m.contains("symbolic link"),
+            "{suffix}: {m}"
+        );
+        let after = std::fs::metadata(&target).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            CANARY,
+            "{suffix}"
+        );
+        assert_eq!(
+            (before.len(), before.modified().unwrap()),
+            (after.len(), after.modified().unwrap()),
+            "{suffix}"
+        );
+        assert!(std::fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        // the repair reads it the same way: nothing written through it
+        let bk = tmp.path().join(format!("bk{suffix}"));
+        let (code, out, err) = bounded(&["repair", "--backup-dir", s(&bk), s(&home)]);
+        assert!(code < 2, "{out}{err}");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            CANARY,
+            "{suffix}"
+        );
+    }
+}
+
+/// A `-shm` that is a FIFO, or a hard link to another file: not opened
+/// (the one would block, the other be written under both names).
+#[test]
+fn a_state_database_side_file_that_is_a_fifo_or_a_hard_link_is_never_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, db) = wal_home(&tmp.path().join("fifo"));
+    mkfifo(&side(&db, "-shm"));
+    let m = parity_message(&home);
+    assert!(m.contains("-shm") && m.contains("FIFO"), "{m}");
+    let (home, db) = wal_home(&tmp.path().join("hard"));
+    let target = tmp.path().join("hard-target");
+    std::fs::write(&target, CANARY).unwrap();
+    std::fs::hard_link(&target, side(&db, "-shm")).unwrap();
+    let m = parity_message(&home);
+    assert!(m.contains("-shm") && m.contains("hard links"), "{m}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), CANARY);
+}
+
+/// As root, a side file another user owns than the database's owner (a
+/// file planted beside the database by someone else) is not opened; a
+/// state database whose files are all one user's is read as before.
+#[test]
+fn as_root_a_side_file_of_another_owner_is_never_opened() {
+    if !is_root("as_root_a_side_file_of_another_owner_is_never_opened") {
+        return;
+    }
+    let tmp = common::open_tempdir();
+    let (home, db) = wal_home(&tmp.path().join("owned"));
+    chown_tree(&home, 65534);
+    std::fs::write(side(&db, "-shm"), vec![0u8; 32768]).unwrap();
+    std::os::unix::fs::chown(side(&db, "-shm"), Some(0), Some(0)).unwrap();
+    let m = parity_message(&home);
+    assert!(m.contains("-shm") && m.contains("owned by uid 0"), "{m}");
+    // all the user's own: read, the rollout listed
+    std::os::unix::fs::chown(side(&db, "-shm"), Some(65534), Some(65534)).unwrap();
+    let (_, doc, _) = diagnose(&home);
+    let c = &doc["conversations"][0];
+    assert!(
+        !c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["check"] == "codex-state-parity"),
+        "{c}"
+    );
+}
+
+/// As root, the state database of a CODEX_HOME another user owns (mode
+/// 0640): the row a rollout lacks is written keeping the database's owner
+/// and mode (the side files SQLite makes while writing are given its owner
+/// and are gone after), and undo puts its bytes, owner and mode back.
+#[test]
+fn a_root_repair_of_another_users_state_database_keeps_owner_and_mode() {
+    if !is_root("a_root_repair_of_another_users_state_database_keeps_owner_and_mode") {
+        return;
+    }
+    let tmp = common::open_tempdir();
+    let (home, day) = home(tmp.path());
+    std::fs::copy(case("clean"), day.join(rollout_name())).unwrap();
+    let db = home.join("state_5.sqlite");
+    let schema =
+        std::fs::read_to_string(common::repo().join("fixtures/codex/state/schema.sql")).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.pragma_update(None, "journal_mode", "wal").unwrap();
+    c.execute_batch(&schema).unwrap();
+    drop(c);
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o640)).unwrap();
+    chown_tree(&home, 65534);
+    let before = std::fs::read(&db).unwrap();
+    let bk = tmp.path().join("backups");
+    let (code, out, err) = bounded(&["repair", "--backup-dir", s(&bk), s(&home)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("fixed") && out.contains("state_5.sqlite"),
+        "{out}"
+    );
+    assert_ne!(std::fs::read(&db).unwrap(), before);
+    let md = std::fs::metadata(&db).unwrap();
+    assert_eq!(
+        (md.uid(), md.gid(), md.mode() & 0o7777),
+        (65534, 65534, 0o640)
+    );
+    for suffix in ["-wal", "-shm"] {
+        assert!(!side(&db, suffix).exists(), "{suffix}");
+    }
+    let run = out
+        .lines()
+        .find_map(|l| l.split("convo-doctor undo ").nth(1))
+        .unwrap()
+        .trim_end_matches(['`', ')']);
+    let (code, out, err) = bounded(&["undo", "--backup-dir", s(&bk), run]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let md = std::fs::metadata(&db).unwrap();
+    assert_eq!(
+        (md.uid(), md.gid(), md.mode() & 0o7777),
+        (65534, 65534, 0o640)
+    );
+}
+
+/// An `archived_sessions` folder that is a symbolic link is not followed:
+/// a note names it, the rollout it leads to is never read.
+#[test]
+fn a_linked_archived_sessions_folder_is_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, day) = home(tmp.path());
+    std::fs::copy(case("clean"), day.join(rollout_name())).unwrap();
+    let outside = outside_rollout(tmp.path());
+    symlink(outside.parent().unwrap(), home.join("archived_sessions")).unwrap();
+    let (_, doc, _) = diagnose(&home);
+    assert_eq!(doc["conversations"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(!doc.to_string().contains(CANARY), "{doc}");
+    assert!(notes(&doc).contains("archived_sessions"), "{}", notes(&doc));
+}

@@ -61,3 +61,8 @@ elif os.environ.get("CONVO_DOCTOR_CI") == "1":
 print(f"codex_real: {total - bad} of {total} recorded verdicts are what Codex says now")
 sys.exit(1 if bad else 0)
 PY
+# the state database (fixtures/codex/state): the client's lists, doctor,
+# resume --last, and convo-doctor's repair of a missing row judged again
+doctor=${CARGO_TARGET_DIR:-target}/debug/convo-doctor
+[ -x "$doctor" ] || { echo "codex_real: $doctor is missing (cargo build first)" >&2; exit 1; }
+"$PY" fixtures/codex/gen/statedb.py --check "$bin" "$doctor"

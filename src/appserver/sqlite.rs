@@ -6,9 +6,91 @@ use anyhow::{bail, Context};
 
 use super::db::{select_list, set, Budget, Limits, Row, Rows};
 
-/// How a SQLite file is opened so that reading it writes nothing beside it.
-pub(crate) fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Result<String> {
+/// The side files SQLite opens beside a database (and may create or write,
+/// even for a read-only connection: the `-shm` is mapped read-write).
+pub(crate) const SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// The database `path` and its side files checked before SQLite opens any
+/// of them, without following a link: the database a regular file (not a
+/// link, FIFO or folder); each of `-wal`, `-shm`, `-journal` that exists a
+/// regular file with one link and, as root, owned by the database's owner
+/// (SQLite opens them by name and would write through a planted link or a
+/// hard link to another file). The folder is resolved first, so the path
+/// SQLite is given holds no link at all (it is opened with
+/// `SQLITE_OPEN_NOFOLLOW`). `Ok`: that path and the database's `lstat`.
+pub(crate) fn checked_path(
+    path: &std::path::Path,
+    display: &str,
+) -> anyhow::Result<(std::path::PathBuf, std::fs::Metadata)> {
+    use std::os::unix::fs::MetadataExt;
+    let name = path
+        .file_name()
+        .with_context(|| format!("`{display}` names no file"))?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let dir = std::fs::canonicalize(parent).with_context(|| format!("cannot read `{display}`"))?;
+    let path = dir.join(name);
+    let md =
+        std::fs::symlink_metadata(&path).with_context(|| format!("cannot read `{display}`"))?;
+    if let Some(what) = crate::store::fsread::file_kind(&md) {
+        bail!("`{display}` is a {what}, not a regular file: not opened");
+    }
+    let root = rustix::process::geteuid().is_root();
+    for suffix in SIDE_FILES {
+        let mut p = path.as_os_str().to_os_string();
+        p.push(suffix);
+        let side = std::path::PathBuf::from(p);
+        let sd = match std::fs::symlink_metadata(&side) {
+            Ok(sd) => sd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => bail!(
+                "cannot read `{display}{suffix}`: {}: not opened",
+                crate::store::fsread::os_words(&e)
+            ),
+        };
+        if let Some(what) = crate::store::fsread::file_kind(&sd) {
+            bail!("`{display}{suffix}` is a {what}, not a regular file: the database is not opened (SQLite would open it and write through it)");
+        }
+        if sd.nlink() != 1 {
+            bail!(
+                "`{display}{suffix}` has {} hard links: the database is not opened (SQLite would write to the other names too)",
+                sd.nlink()
+            );
+        }
+        if root && sd.uid() != md.uid() {
+            bail!(
+                "`{display}{suffix}` is owned by uid {}, the database by uid {}: not opened as root",
+                sd.uid(),
+                md.uid()
+            );
+        }
+    }
+    Ok((path, md))
+}
+
+/// The `file:` URI of `path`, every byte but a few plain ones escaped (no
+/// query: the caller adds its own).
+pub(crate) fn file_uri(path: &std::path::Path) -> String {
     use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// How a SQLite file is opened so that reading it writes nothing beside it:
+/// the `file:` URI of [`checked_path`]'s path (its checks passed), to open
+/// with `SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW`.
+pub(crate) fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Result<String> {
+    let (path, _) = checked_path(path, display)?;
+    let path = path.as_path();
     let side = |suffix: &str| {
         let mut p = path.as_os_str().to_os_string();
         p.push(suffix);
@@ -18,18 +100,16 @@ pub(crate) fn sqlite_uri(path: &std::path::Path, display: &str) -> anyhow::Resul
     let mut head = [0u8; 20];
     let wal_mode = {
         use std::io::Read;
-        let mut f =
-            std::fs::File::open(path).with_context(|| format!("cannot read `{display}`"))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags.bits() as i32)
+            .open(path)
+            .with_context(|| format!("cannot read `{display}`"))?;
         f.read_exact(&mut head).is_ok() && head[18] == 2
     };
-    let mut uri = String::from("file:");
-    for &b in path.as_os_str().as_bytes() {
-        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
-            uri.push(b as char);
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
+    let mut uri = file_uri(path);
     let (wal, shm) = (side("-wal"), side("-shm"));
     if wal_mode && !wal {
         // Nothing in a write-ahead log: the file is the whole database, and
@@ -55,17 +135,15 @@ pub(super) fn read(
 ) -> anyhow::Result<Rows> {
     use rusqlite::{Connection, OpenFlags};
     // Never create it: a mistyped path must not leave an empty database;
-    // and only a regular file (a FIFO would block the open).
-    let md = std::fs::metadata(path).with_context(|| format!("cannot read `{display}`"))?;
-    if !md.is_file() {
-        bail!("`{display}` is not a regular file");
-    }
+    // and only a regular file, not through a link (a FIFO would block the
+    // open), its side files checked too ([`checked_path`]).
     let uri = sqlite_uri(path, &display)?;
     let conn = Connection::open_with_flags(
         &uri,
         OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
     )
     .with_context(|| format!("cannot open `{display}` read-only"))?;
     let ctx = || format!("cannot read `{display}`");

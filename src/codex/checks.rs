@@ -94,21 +94,34 @@ repair: what the tool said is not in the rollout. See docs/codex.md.",
 session_check! {
     StateParity,
     STATE_PARITY = "codex-state-parity",
-    summary: "Codex: the state database's thread row names a rollout that is gone (the client cannot resume the thread), or has no row for a rollout",
+    summary: "Codex: a rollout the state database has no row for (the picker and `resume --last` pass it over), or a row naming a rollout that is gone (the client cannot resume the thread)",
     explain: "Codex indexes its rollouts in a state database (`$CODEX_HOME/state_<n>.sqlite`, \
 table `threads`, column `rollout_path`); `codex doctor` checks that parity and \
-repairs nothing. Measured with the real client (0.171.0): a row whose \
-`rollout_path` is gone makes `codex exec resume <id>` fail (\"no rollout found \
-for thread id\") even when the rollout is elsewhere in the sessions tree (an \
-error on that rollout); a row whose rollout is nowhere is a thread the client \
-lists and cannot resume (an error, reported under the path the row names); a \
-rollout without a row is found by its id and its row written back \
-(information). The database is the client's, written through its \
-write-ahead log: convo-doctor reads it only. Proven fixes, by hand with the \
-client stopped: point the row at the rollout (`UPDATE threads SET \
-rollout_path = '<path>' WHERE id = '<id>'`) or delete the row (the client \
-writes it back on the next resume). See docs/codex.md.",
-    repair: Repair::manual("the database is the client's, written through its write-ahead log; the proven fix (update or delete the row) is given by hand with the client stopped"),
+repairs nothing. Measured with the real client (0.171.0, fixtures/codex/state): \
+a rollout without a row is not listed from the database (the app server's \
+`thread/list` reading the database only), `codex exec resume --last` passes it \
+over, and `codex doctor` warns (a warning); resume by its id, or a listing \
+that scans the rollouts, finds it and writes the row back. The repair writes \
+that row, as the client writes it (every column derived from the rollout's \
+`session_meta`, first `turn_context`, first user message and last token \
+count), in one transaction, with a backup of the database and its side files \
+(`convo-doctor undo` puts every file back byte for byte), refused while a \
+client has the database open. A row whose `rollout_path` is gone makes `codex \
+exec resume <id>` fail (\"no rollout found for thread id\") even when the \
+rollout is elsewhere in the sessions tree (an error on that rollout); a row \
+whose rollout is nowhere is a thread the client cannot resume (an error, \
+reported under the path the row names). Those rows are not repaired: what \
+they hold (a name, a pin) is nowhere else; the client's own `codex delete \
+--force <id>` removes one (measured), or, with the client stopped, `UPDATE \
+threads SET rollout_path = '<path>' WHERE id = '<id>'` points it at the \
+rollout. See docs/codex.md.",
+    repair: Repair {
+        applicability: Applicability::Safe,
+        phase: crate::edit::Phase::Index,
+        what: "Codex state database: insert the row a rollout lacks, as the client writes it (one transaction; the database and its side files backed up)",
+        guards: "the rollout's session_meta names its file name's id and says its source, provider and working directory, and a turn_context its sandbox and approval policies; the table has the columns the client's schema has; no process has the database open (the lock SQLite holds on its -shm) and no client writes the thread; the database's files are as read right before the write, regular files of one link; each row is read back inside the transaction; every file keeps its owner and mode. A row naming a rollout that is gone is left to the operator",
+        planner: None,
+    },
 }
 
 /// The state database's findings on one rollout.
@@ -116,11 +129,17 @@ pub fn state(p: &super::state::Parity, path: &std::path::Path) -> Option<Finding
     use super::state::Parity;
     match p {
         Parity::Listed => None,
+        Parity::NoRow { db } if super::state::is_archived(path) => Some(Finding::new(
+            STATE_PARITY,
+            Severity::Warning,
+            db.display().to_string(),
+            "the state database has no row for this archived rollout: `codex doctor` counts a missing archived row (0.171.0); archived rollouts are diagnosed, not repaired".into(),
+        )),
         Parity::NoRow { db } => Some(Finding::new(
             STATE_PARITY,
-            Severity::Info,
+            Severity::Warning,
             db.display().to_string(),
-            "the state database has no row for this rollout: resume by its id finds it and writes the row back (the client, 0.171.0); a list read from the database may omit it".into(),
+            "the state database has no row for this rollout: the client (0.171.0) does not list it from the database, `codex exec resume --last` passes it over and `codex doctor` warns; resume by its id still finds it. The repair writes the row the client writes".into(),
         )),
         Parity::Unread { db, why } => Some(Finding::new(
             STATE_PARITY,
@@ -133,7 +152,7 @@ pub fn state(p: &super::state::Parity, path: &std::path::Path) -> Option<Finding
             Severity::Error,
             db.display().to_string(),
             format!(
-                "the thread's row names `{}`, which is gone: the client (0.171.0) cannot resume this thread (\"no rollout found for thread id\") although this rollout is here; with the client stopped, point the row at `{}` or delete it",
+                "the thread's row names `{}`, which is gone: the client (0.171.0) cannot resume this thread (\"no rollout found for thread id\") although this rollout is here; with the client stopped, point the row at `{}`, or remove it with `codex delete --force <id>`",
                 named.display(),
                 path.display()
             ),

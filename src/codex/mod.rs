@@ -16,6 +16,8 @@ pub mod checks;
 pub mod repair;
 pub mod session;
 pub mod state;
+pub mod state_fix;
+pub mod state_row;
 pub mod view;
 
 use std::path::Path;
@@ -129,6 +131,15 @@ pub fn sessions(path: &Path, s: &Shape) -> Listing {
                 Some(note) => l.notes.push(note),
                 None => l.walk(&tree, DEPTH, &RULE, 0),
             }
+            // the rollouts `codex archive` moved aside (flat), diagnosed
+            // like the others, never repaired
+            let archived = path.join("archived_sessions");
+            if std::fs::symlink_metadata(&archived).is_ok() {
+                match crate::sessions::list::linked_folder(&archived) {
+                    Some(note) => l.notes.push(note),
+                    None => l.walk(&archived, DEPTH, &RULE, 0),
+                }
+            }
             // the threads the state database lists whose rollout is gone
             let ghosts = state::ghosts(path, &l.files);
             l.files.extend(ghosts.into_iter().map(|(_, p)| p));
@@ -174,7 +185,7 @@ pub const WORDS: crate::sessions::Words = crate::sessions::Words {
 /// cannot be read is a report with a load error (what is wrong with the
 /// file) or, for a scan error (permission, I/O), `access_errors`.
 pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
-    if let Some(g) = ghost(path, ask.selected) {
+    if let Some(g) = state::ghost(path, ask.selected) {
         let mut r = ConversationReport::record(display, stem(path), WORDS.tag.into());
         r.id_dashed = None;
         r.events.agent_view = None;
@@ -187,28 +198,6 @@ pub fn analyze(path: &Path, display: String, ask: &Ask) -> ConversationReport {
         return r;
     }
     crate::sessions::analyze(&WORDS, path, display, ask, stem, Analysis::load, report)
-}
-
-/// A path no file is at, named by a row of the state database above it:
-/// the finding (none when the check is not selected).
-fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::checks::Finding>> {
-    if std::fs::symlink_metadata(path).is_ok() {
-        return None;
-    }
-    let abs = std::path::absolute(path).ok()?;
-    let db = state::newest_db(&state::home_of(&abs)?)?;
-    let rows = state::threads(&db).ok()?;
-    let id = rows.iter().find(|(_, p)| **p == abs)?.0;
-    let mut out = Vec::new();
-    if selected(checks::STATE_PARITY) {
-        out.push(crate::checks::Finding::new(
-            checks::STATE_PARITY,
-            crate::checks::Severity::Error,
-            db.display().to_string(),
-            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) lists the thread and cannot resume it; with the client stopped, delete the row if the rollout is lost"),
-        ));
-    }
-    Some(out)
 }
 
 fn stem(path: &Path) -> String {
@@ -265,6 +254,14 @@ fn report(a: Analysis, path: &Path, mut r: ConversationReport, ask: &Ask) -> Con
         Some(l) if a.view.resumes() => format!("Codex cannot resume this thread: {}", l.message),
         _ => verdict(a),
     };
+    if state::is_archived(path) {
+        // measured: the client refuses an archived thread until it is
+        // unarchived; what it would then resend is the verdict's
+        r.verdict = format!(
+            "archived (`codex exec resume` refuses it until `codex unarchive {}`); once unarchived: {}",
+            r.id, r.verdict
+        );
+    }
     if event_list {
         r.event_list = Some(rows(a));
     }

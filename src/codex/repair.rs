@@ -265,6 +265,38 @@ impl Adapter for Rollouts {
     fn busy(path: &Path, before: &[u8]) -> Option<String> {
         live(path, &Analysis::of(session::parse(before.to_vec()), path))
     }
+
+    /// The state database of each `CODEX_HOME` the rollouts lie in: the
+    /// rows they lack, written in one transaction ([`super::state_fix`]).
+    fn beside(
+        files: &[PathBuf],
+        selected: &dyn Fn(&str) -> bool,
+    ) -> Vec<(Outcome, Option<crate::sessions::repair::Beside>)> {
+        if !selected(checks::STATE_PARITY) {
+            return Vec::new();
+        }
+        let mut homes: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
+        for f in files {
+            let Some(home) = std::path::absolute(f)
+                .ok()
+                .and_then(|a| super::state::home_of(&a))
+            else {
+                continue;
+            };
+            match homes.iter_mut().find(|(h, _)| *h == home) {
+                Some((_, fs)) => fs.push(f.clone()),
+                None => homes.push((home, vec![f.clone()])),
+            }
+        }
+        let mut out = Vec::new();
+        for (home, fs) in homes {
+            let Some(plan) = super::state_fix::plan(&home, &fs) else {
+                continue;
+            };
+            out.push(super::state_fix::outcome(plan));
+        }
+        out
+    }
 }
 
 /// Plan one rollout: the outcome and, when there is something to write,

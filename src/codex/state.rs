@@ -26,6 +26,19 @@ pub fn home_of(path: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Whether `name` is a state database's (`state_<n>.sqlite`) or one of
+/// its side files' (`-wal`, `-shm`, `-journal`): what a repair of the
+/// database writes.
+pub fn is_db_file(name: &str) -> bool {
+    let base = crate::appserver::db::SIDE_FILES
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name);
+    base.strip_prefix("state_")
+        .and_then(|r| r.strip_suffix(".sqlite"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The newest `state_<n>.sqlite` of `home` (the highest `n`): the one the
 /// client reads.
 pub fn newest_db(home: &Path) -> Option<PathBuf> {
@@ -47,9 +60,69 @@ pub fn newest_db(home: &Path) -> Option<PathBuf> {
         .map(|(_, p)| p)
 }
 
+/// The rows of a state database, as [`threads`] gives them.
+pub type Rows = std::sync::Arc<Result<HashMap<String, PathBuf>, String>>;
+
+/// What a database's files were when it was read: (device, inode, size,
+/// modification time) of the database and of its `-wal`.
+type Stamp = [Option<(u64, u64, u64, i64, i64)>; 2];
+
+fn stamp(db: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let of = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+    };
+    let mut wal = db.as_os_str().to_os_string();
+    wal.push("-wal");
+    [of(db), of(Path::new(&wal))]
+}
+
+/// The state databases read so far: each is read once for a whole store
+/// scan (every rollout of a home asks it), again only when its files
+/// changed since (a repair that wrote it).
+static READ: std::sync::Mutex<Vec<(PathBuf, Stamp, Rows)>> = std::sync::Mutex::new(Vec::new());
+
+/// How many times each database was read from disk (for tests).
+static TIMES: std::sync::Mutex<Vec<(PathBuf, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// How many times the state database `db` was read from disk by this
+/// process (not the times it was asked: [`rows`] reads it once a scan).
+pub fn times_read(db: &Path) -> usize {
+    let times = TIMES.lock().unwrap_or_else(|e| e.into_inner());
+    times
+        .iter()
+        .find(|(p, _)| p == db)
+        .map(|(_, n)| *n)
+        .unwrap_or(0)
+}
+
+/// [`threads`] of `db`, read once while its files stay as they were.
+pub fn rows(db: &Path) -> Rows {
+    let now = stamp(db);
+    // held while reading: two rollouts asking at once read it once
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, rows)) = read.iter().find(|(p, s, _)| p == db && *s == now) {
+        return rows.clone();
+    }
+    let rows: Rows = std::sync::Arc::new(threads(db));
+    {
+        let mut times = TIMES.lock().unwrap_or_else(|e| e.into_inner());
+        match times.iter_mut().find(|(p, _)| p == db) {
+            Some((_, n)) => *n += 1,
+            None => times.push((db.to_path_buf(), 1)),
+        }
+    }
+    read.retain(|(p, _, _)| p != db);
+    read.push((db.to_path_buf(), now, rows.clone()));
+    rows
+}
+
 /// The threads of a state database: id → rollout path. `Err` says why it
 /// could not be read: a database that is not a regular file (a link, a
-/// FIFO) is not opened at all.
+/// FIFO) is not opened at all. Read from disk each call: a scan asks
+/// [`rows`].
 pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
     use rusqlite::{Connection, OpenFlags};
     let display = db.display().to_string();
@@ -73,7 +146,8 @@ pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
         &uri,
         OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
     )
     .map_err(|e| format!("cannot open `{display}` read-only: {e}"))?;
     let _ = conn.busy_timeout(std::time::Duration::from_secs(2));
@@ -124,9 +198,15 @@ pub fn parity(path: &Path, id: &str) -> Option<Parity> {
     let abs = std::path::absolute(path).ok()?;
     let home = home_of(&abs)?;
     let db = newest_db(&home)?;
-    let rows = match threads(&db) {
+    let read = rows(&db);
+    let rows = match read.as_ref() {
         Ok(rows) => rows,
-        Err(why) => return Some(Parity::Unread { db, why }),
+        Err(why) => {
+            return Some(Parity::Unread {
+                db,
+                why: why.clone(),
+            })
+        }
     };
     Some(match rows.get(&id.to_ascii_lowercase()) {
         None => Parity::NoRow { db },
@@ -145,7 +225,8 @@ pub fn ghosts(home: &Path, found: &[PathBuf]) -> Vec<(String, PathBuf)> {
     let Some(db) = newest_db(home) else {
         return Vec::new();
     };
-    let Ok(rows) = threads(&db) else {
+    let read = rows(&db);
+    let Ok(rows) = read.as_ref() else {
         return Vec::new();
     };
     let ids: std::collections::HashSet<String> = found
@@ -153,11 +234,30 @@ pub fn ghosts(home: &Path, found: &[PathBuf]) -> Vec<(String, PathBuf)> {
         .filter_map(|f| super::session::name_parts(f).map(|p| p.0))
         .collect();
     let mut out: Vec<(String, PathBuf)> = rows
-        .into_iter()
-        .filter(|(id, p)| !ids.contains(id) && std::fs::symlink_metadata(p).is_err())
+        .iter()
+        .filter(|(id, p)| !ids.contains(*id) && std::fs::symlink_metadata(p).is_err())
+        .map(|(id, p)| (id.clone(), p.clone()))
         .collect();
     out.sort();
     out
+}
+
+/// Whether a rollout lies in `archived_sessions` (its nearest `sessions` or
+/// `archived_sessions` ancestor is the latter): `codex archive <id>` moves
+/// it there. Measured (0.171.0, fixtures/codex/state `archived`): `codex
+/// exec resume <id>` refuses it ("session is archived. Run `codex
+/// unarchive`"); unarchived, it resumes.
+pub fn is_archived(path: &Path) -> bool {
+    let Ok(abs) = std::path::absolute(path) else {
+        return false;
+    };
+    abs.ancestors()
+        .skip(1)
+        .find_map(|a| {
+            let n = a.file_name()?;
+            (n == "sessions" || n == "archived_sessions").then(|| n == "archived_sessions")
+        })
+        .unwrap_or(false)
 }
 
 /// The `CODEX_HOME` a rollout lies in, database or not: the parent of its
@@ -205,4 +305,32 @@ pub fn writer_active(rollout: &Path, id: &str) -> bool {
         }
         Err(e) => e == rustix::io::Errno::WOULDBLOCK,
     }
+}
+
+/// A path no file is at, named by a row of the state database above it:
+/// the finding (none when the check is not selected).
+pub fn ghost(path: &Path, selected: &dyn Fn(&str) -> bool) -> Option<Vec<crate::checks::Finding>> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let abs = std::path::absolute(path).ok()?;
+    let db = newest_db(&home_of(&abs)?)?;
+    let read = rows(&db);
+    let id = read
+        .as_ref()
+        .as_ref()
+        .ok()?
+        .iter()
+        .find(|(_, p)| **p == abs)?
+        .0;
+    let mut out = Vec::new();
+    if selected(super::checks::STATE_PARITY) {
+        out.push(crate::checks::Finding::new(
+            super::checks::STATE_PARITY,
+            crate::checks::Severity::Error,
+            db.display().to_string(),
+            format!("the state database lists thread `{id}` with this rollout, which is gone: the client (0.171.0) cannot resume the thread, nor lists it; `codex doctor` counts a stale row. Not repaired (the row's name, pin and section are nowhere else): if the rollout is lost, `codex delete --force {id}` removes the row"),
+        ));
+    }
+    Some(out)
 }

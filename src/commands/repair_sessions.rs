@@ -33,7 +33,8 @@ pub fn jsonl(args: &RepairArgs, selected: &Selected) -> anyhow::Result<Option<Ex
             }
             all.extend(l);
         }
-        return run::<crate::codex::repair::Rollouts>(args, all, selected).map(Some);
+        return run::<crate::codex::repair::Rollouts>(args, without_archived(all), selected)
+            .map(Some);
     }
     if codex.iter().any(Option::is_some) {
         anyhow::bail!("give Codex rollouts and other conversations to separate `repair` runs");
@@ -86,7 +87,9 @@ fn own(args: &RepairArgs, selected: &Selected) -> anyhow::Result<ExitStatus> {
     }
     match (claude.files.is_empty(), codex.files.is_empty()) {
         (false, true) => run::<crate::claude::repair::Sessions>(args, claude, selected),
-        (true, false) => run::<crate::codex::repair::Rollouts>(args, codex, selected),
+        (true, false) => {
+            run::<crate::codex::repair::Rollouts>(args, without_archived(codex), selected)
+        }
         (false, false) => anyhow::bail!(
             "no PATH given, and this user has both Claude Code sessions and Codex rollouts ({}): give the one to repair as PATH",
             places.join(", ")
@@ -95,6 +98,22 @@ fn own(args: &RepairArgs, selected: &Selected) -> anyhow::Result<ExitStatus> {
             "no PATH given, and no Claude Code session or Codex rollout of this user was found (see the notes); give the conversations to repair as PATH"
         ),
     }
+}
+
+/// The Codex rollouts to repair: those `codex archive` moved to
+/// `archived_sessions` are diagnosed, never repaired (read only), a note
+/// says how many.
+fn without_archived(mut l: Listing) -> Listing {
+    let before = l.files.len();
+    l.files.retain(|f| !crate::codex::state::is_archived(f));
+    let n = before - l.files.len();
+    if n > 0 {
+        l.notes.push(format!(
+            "{} in archived_sessions not repaired: archived rollouts are read only (`codex unarchive <id>` brings one back)",
+            crate::checks::plural(n, "rollout", "rollouts")
+        ));
+    }
+    l
 }
 
 /// The repair of `files` (every PATH was a store of format `A`).
@@ -156,20 +175,42 @@ pub fn run<A: Adapter>(
                 o.error = Some(why);
             }
         }
-        match o.status {
-            "fixed" => sum.fixed += 1,
-            "would-fix" => sum.would_fix += 1,
-            "failed" => sum.failed += 1,
-            _ => {}
+        if let Err(e) = shown(&mut w, &mut sum, &mut outcomes, o, json) {
+            let s = super::diagnose::broken_pipe_or_error(e);
+            w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+            return s;
         }
-        if !json {
-            if let Err(e) = render::sessions::repair_outcome(&mut w, &o) {
-                let s = super::diagnose::broken_pipe_or_error(e);
-                w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
-                return s;
+    }
+    // what is written beside the files (the Codex state database), once
+    // their own writes are done
+    for (j, (mut o, write)) in A::beside(&files, &selected).into_iter().enumerate() {
+        if let Some(write) = write {
+            if args.dry_run {
+                o.status = "would-fix";
+            } else {
+                if run.is_none() {
+                    let root = backup_root.clone().unwrap_or_default();
+                    run = Some(Run::new(&root, persist::new_run_id()).map_err(anyhow::Error::msg)?);
+                }
+                let r = run.as_mut().expect("made above");
+                match write(r, files.len() + 1 + j) {
+                    Ok(()) => {
+                        o.status = "fixed";
+                        o.error = None;
+                    }
+                    Err(why) => {
+                        o.status = "failed";
+                        o.after = o.before.clone();
+                        o.error = Some(why);
+                    }
+                }
             }
         }
-        outcomes.push(o);
+        if let Err(e) = shown(&mut w, &mut sum, &mut outcomes, o, json) {
+            let s = super::diagnose::broken_pipe_or_error(e);
+            w.finish(*s.as_ref().unwrap_or(&ExitStatus::Error));
+            return s;
+        }
     }
     if let Some(r) = &run {
         r.discard_if_empty();
@@ -203,4 +244,26 @@ pub fn run<A: Adapter>(
         ExitStatus::Success
     };
     Ok(w.finish(status))
+}
+
+/// Count one outcome and show it (the human output, as it comes); `Err`:
+/// the output broke.
+fn shown<C: crate::sessions::repair::Changes>(
+    w: &mut Output,
+    sum: &mut Summary,
+    outcomes: &mut Vec<crate::sessions::repair::Outcome<C>>,
+    o: crate::sessions::repair::Outcome<C>,
+    json: bool,
+) -> std::io::Result<()> {
+    match o.status {
+        "fixed" => sum.fixed += 1,
+        "would-fix" => sum.would_fix += 1,
+        "failed" => sum.failed += 1,
+        _ => {}
+    }
+    if !json {
+        render::sessions::repair_outcome(w, &o)?;
+    }
+    outcomes.push(o);
+    Ok(())
 }

@@ -113,4 +113,19 @@ pub trait Adapter {
     fn busy(_path: &Path, _before: &[u8]) -> Option<String> {
         None
     }
+
+    /// What is written beside the files (the Codex state database's rows
+    /// for its rollouts), planned once the files' own writes are done: an
+    /// outcome each (its path the index's), and the write to make, not made
+    /// in a dry run.
+    fn beside(
+        _files: &[PathBuf],
+        _selected: &dyn Fn(&str) -> bool,
+    ) -> Vec<(Outcome<Self::Changes>, Option<Beside>)> {
+        Vec::new()
+    }
 }
+
+/// A write beside the files ([`Adapter::beside`]): made in the run, its
+/// backup folder numbered by the `usize`.
+pub type Beside = Box<dyn FnOnce(&mut crate::fix::persist::Run, usize) -> Result<(), String>>;

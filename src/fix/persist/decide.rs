@@ -74,7 +74,11 @@ pub(super) fn repairable_file(rel: &str) -> bool {
     match rel.split_once('/') {
         // a Claude Code session (`src/claude/`, rewritten by `rewrite_file`)
         None => {
-            rel == "meta.json" || rel == "base_state.json" || crate::claude::is_session_name(rel)
+            rel == "meta.json"
+                || rel == "base_state.json"
+                || crate::claude::is_session_name(rel)
+                // the Codex state database and its side files (`sqlite.rs`)
+                || crate::codex::state::is_db_file(rel)
         }
         Some(("events", name)) => {
             !name.contains('/')
@@ -127,6 +131,42 @@ pub(super) fn open_repaired_conversation(e: &ManifestEntry) -> Result<OwnedFd, S
     Ok(conv)
 }
 
+/// Why a file of a SQLite database the repair changed
+/// ([`super::change_sqlite`]) may not be put back now: a process has the
+/// database open; or, for the database itself, one of its side files is
+/// there again (the repair's own close removed them: a client opened the
+/// database since, and its log would be applied to the old bytes).
+fn database_in_use(conv: &OwnedFd, e: &ManifestEntry) -> Option<String> {
+    if !crate::codex::state::is_db_file(&e.file) {
+        return None;
+    }
+    let base = crate::appserver::db::SIDE_FILES
+        .iter()
+        .find_map(|s| e.file.strip_suffix(s))
+        .unwrap_or(&e.file);
+    if let Some(who) = super::sqlite::held(conv, base) {
+        return Some(format!("{who}; undo it once every client has exited"));
+    }
+    if e.file == base && !e.created && !e.quarantined {
+        let back = crate::appserver::db::SIDE_FILES.iter().find(|s| {
+            rfs::statat(
+                conv,
+                format!("{base}{s}").as_str(),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .is_ok()
+        });
+        if let Some(s) = back {
+            if e.sha256_after != e.sha256_before {
+                return Some(format!(
+                    "`{base}{s}` is there again: a client opened the database since the repair; putting the old database back under its log would mix two states"
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// What `undo` would do with `e`, looking at the folder now (read-only).
 pub fn decide(run: &RunDir, e: &ManifestEntry) -> Decision {
     if let Err(why) = sane(e) {
@@ -144,6 +184,9 @@ pub(super) fn decide_at(run: &RunDir, e: &ManifestEntry, conv: &OwnedFd) -> Deci
     use Decision::{Original, Refuse, Restore};
     if e.is_created_lock() {
         return decide_lock(conv);
+    }
+    if let Some(why) = database_in_use(conv, e) {
+        return Refuse(why);
     }
     let (dir, name) = match open_parent(conv, &e.file) {
         Ok(x) => x,

@@ -22,6 +22,7 @@ mod fsio;
 mod listing;
 mod locks;
 mod single;
+mod sqlite;
 mod undo;
 
 use std::path::{Path, PathBuf};
@@ -39,6 +40,7 @@ pub use fsio::{write_atomic, Owner};
 pub use listing::{list_runs, report_run, run_repaired, trusted_run_ids, Listing, RunReport};
 pub use locks::{lock_conversation, Locks};
 pub use single::rewrite_file;
+pub use sqlite::{change_sqlite, held};
 pub use undo::{undo, Restored};
 
 pub fn sha256(bytes: &[u8]) -> String {
