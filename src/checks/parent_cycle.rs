@@ -141,7 +141,17 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         else {
             continue;
         };
-        if parent <= i {
+        if parent == i {
+            p.leave(
+                ctx.event_path(i),
+                format!(
+                    "event {} names itself as its parent (its `parent_id` is the id in its own file name), so its content was written for another file: a human decides which event it follows and sets its `parent_id` to that event's id",
+                    ix(i)
+                ),
+            );
+            continue;
+        }
+        if parent < i {
             continue;
         }
         if through_cross.contains(&i) {

@@ -56,3 +56,22 @@ fn the_forward_link_is_relinked_with_unsafe_fixes_only() {
         sdk_branch_after("parent-cycle", &["--unsafe-fixes"])
     );
 }
+
+/// An event that names itself as its parent (swapped contents: its
+/// `parent_id` is the id in its own file name) is no forward link to
+/// re-link: the repair leaves it and says what a human decides.
+#[test]
+fn an_event_that_is_its_own_parent_is_left_with_what_to_decide() {
+    let mut c = Conv::new(json!({}));
+    c.push("MessageEvent", None);
+    let own = c.push("MessageEvent", Some(&eid(1)));
+    c.set_state(json!({"leaf_event_id": own}));
+    assert_eq!(found(c.path(), "parent-cycle"), ["error"]);
+    let (_, out) = plan(c.path(), "parent-cycle", &["--unsafe-fixes"]);
+    assert!(
+        out.contains("event 00001 names itself as its parent")
+            && out.contains("a human decides which event it follows"),
+        "{out}"
+    );
+    assert!(!out.contains("re-link event 00001"), "{out}");
+}
