@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 
 /// Where the Codex adapter finds it too.
-pub(crate) use super::sqlite::{checked_path, file_uri, sqlite_uri, SIDE_FILES};
+pub(crate) use super::sqlite::{checked_path, file_uri, open_read_only, SIDE_FILES};
 
 /// Where the database is, as given to `--db`.
 #[derive(Clone, Debug, PartialEq, Eq)]

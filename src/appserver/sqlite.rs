@@ -85,6 +85,25 @@ pub(crate) fn file_uri(path: &std::path::Path) -> String {
     uri
 }
 
+/// A SQLite file opened to be read, the one way every reader of this crate
+/// opens one (the app server's database, the Codex state database): by
+/// [`sqlite_uri`] (its checks passed), read-only, not through a link.
+pub(crate) fn open_read_only(
+    path: &std::path::Path,
+    display: &str,
+) -> anyhow::Result<rusqlite::Connection> {
+    use rusqlite::{Connection, OpenFlags};
+    let uri = sqlite_uri(path, display)?;
+    Connection::open_with_flags(
+        &uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+    )
+    .with_context(|| format!("cannot open `{display}` read-only"))
+}
+
 /// How a SQLite file is opened so that reading it writes nothing beside it:
 /// the `file:` URI of [`checked_path`]'s path (its checks passed), to open
 /// with `SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW`.
@@ -133,19 +152,10 @@ pub(super) fn read(
     display: String,
     limits: &Limits,
 ) -> anyhow::Result<Rows> {
-    use rusqlite::{Connection, OpenFlags};
     // Never create it: a mistyped path must not leave an empty database;
     // and only a regular file, not through a link (a FIFO would block the
     // open), its side files checked too ([`checked_path`]).
-    let uri = sqlite_uri(path, &display)?;
-    let conn = Connection::open_with_flags(
-        &uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )
-    .with_context(|| format!("cannot open `{display}` read-only"))?;
+    let conn = open_read_only(path, &display)?;
     let ctx = || format!("cannot read `{display}`");
     conn.busy_timeout(limits.timeout).with_context(ctx)?;
     // A crafted file must not take the machine's memory (SQLite's own heap).

@@ -124,7 +124,6 @@ pub fn rows(db: &Path) -> Rows {
 /// FIFO) is not opened at all. Read from disk each call: a scan asks
 /// [`rows`].
 pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
-    use rusqlite::{Connection, OpenFlags};
     let display = db.display().to_string();
     match std::fs::symlink_metadata(db) {
         Ok(md) => {
@@ -141,15 +140,7 @@ pub fn threads(db: &Path) -> Result<HashMap<String, PathBuf>, String> {
             ))
         }
     }
-    let uri = crate::appserver::db::sqlite_uri(db, &display).map_err(|e| format!("{e:#}"))?;
-    let conn = Connection::open_with_flags(
-        &uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )
-    .map_err(|e| format!("cannot open `{display}` read-only: {e}"))?;
+    let conn = crate::appserver::db::open_read_only(db, &display).map_err(|e| format!("{e:#}"))?;
     let _ = conn.busy_timeout(std::time::Duration::from_secs(2));
     let _ = conn.pragma_update(None, "hard_heap_limit", 1i64 << 28);
     let interrupt = conn.get_interrupt_handle();

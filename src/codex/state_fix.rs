@@ -147,17 +147,8 @@ pub fn plan(home: &Path, files: &[PathBuf]) -> Option<Plan> {
 /// The `threads` columns of `db`, read only (as [`super::state::threads`]
 /// opens it).
 fn table_columns(db: &Path) -> Result<Vec<String>, String> {
-    use rusqlite::{Connection, OpenFlags};
     let display = db.display().to_string();
-    let uri = crate::appserver::db::sqlite_uri(db, &display).map_err(|e| format!("{e:#}"))?;
-    let conn = Connection::open_with_flags(
-        &uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )
-    .map_err(|e| e.to_string())?;
+    let conn = crate::appserver::db::open_read_only(db, &display).map_err(|e| format!("{e:#}"))?;
     columns(&conn).map(|c| c.0).map_err(|e| e.to_string())
 }
 
