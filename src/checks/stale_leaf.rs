@@ -42,7 +42,7 @@ Repair
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD; a tool call left unanswered on that branch gets an AgentErrorEvent answering it (the agent would run it again on resume), and the HEAD moves to it",
+            what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD (the last outside a loop of parent links, which the SDK's walk could not leave); a tool call left unanswered on that branch gets an AgentErrorEvent answering it (the agent would run it again on resume), and the HEAD moves to it",
             guards: "the HEAD's id is in no file at all (one beyond a gap or in a lost duplicate comes back when those are repaired, in the same run); unsafe because with several branches it may pick another one",
             planner: Some(plan),
             phase: crate::edit::Phase::State,
