@@ -110,9 +110,14 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     let Some(t) = (0..ctx.reader.len()).rev().find(|&j| {
         ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()) && !loops.reaches_a_loop(ctx, j)
     }) else {
+        let any = (0..ctx.reader.len()).any(|j| ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()));
         p.leave(
             REL,
-            "no readable event outside a loop of parent links to point the HEAD at",
+            if any {
+                "every readable event is in a loop of parent links or leads into one: which event the conversation ends at needs a human"
+            } else {
+                "no event of the log can be read (or every one is a state update): there is nothing to point the HEAD at; a human decides whether to start the conversation afresh"
+            },
         );
         return;
     };

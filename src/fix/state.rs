@@ -110,6 +110,18 @@ pub struct Dropped {
 }
 
 impl Virtual {
+    /// Every check whose changes this state holds, sorted.
+    pub fn checks_that_ran(&self) -> Vec<&'static str> {
+        let mut all: Vec<&'static str> = self
+            .touched
+            .values()
+            .flat_map(|t| t.checks.iter().copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
     pub fn new(dir: &crate::store::fsread::DirFd) -> Virtual {
         // what is written is written now: event files first, the state
         // files after them (persist::apply writes in that order)

@@ -81,6 +81,9 @@ struct OpenCall {
 struct Offence {
     checks: Vec<&'static str>,
     why: String,
+    /// Every check whose changes the failed attempt made (empty when the
+    /// attempt did not reach its end).
+    ran: Vec<&'static str>,
 }
 
 fn run_pass(a: &Analysis, s: &Setup, blocked: &BTreeMap<&'static str, String>) -> Pass {
@@ -190,9 +193,17 @@ pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
     }
     let mut blocked: BTreeMap<&'static str, String> = BTreeMap::new();
     let mut restarts = 0;
+    // unsafe checks held back on trial (see below)
+    let mut trial: Option<Vec<&'static str>> = None;
     let reached = loop {
-        let attempt =
-            schedule::fixpoint(&s, &p0, &blocked).and_then(|r| prove::prove(&p0, &r).map(|()| r));
+        let attempt = schedule::fixpoint(&s, &p0, &blocked).and_then(|r| {
+            prove::prove(&p0, &r)
+                .map_err(|off| Offence {
+                    ran: r.v.checks_that_ran(),
+                    ..off
+                })
+                .map(|()| r)
+        });
         match attempt {
             Ok(r) => break Some(r),
             Err(off) => {
@@ -214,8 +225,41 @@ pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
                         })
                     })
                     .collect();
+                let is_unsafe = |c: &&'static str| {
+                    checks::find(c)
+                        .is_some_and(|k| k.repair().applicability == checks::Applicability::Unsafe)
+                };
                 if opts.unsafe_fixes && !unsafe_ones.is_empty() && unsafe_ones.len() < fresh.len() {
                     fresh = unsafe_ones;
+                } else if opts.unsafe_fixes && unsafe_ones.is_empty() {
+                    // only safe repairs blamed, unsafe ones made beside
+                    // them: the unsafe ones are held back first, on trial
+                    // (the safe ones alone are what a safe run proves);
+                    // the same safe ones blamed without them ends the
+                    // trial: the unsafe ones come back, the safe ones wait
+                    match trial.take() {
+                        None => {
+                            let ran: Vec<&'static str> = off
+                                .ran
+                                .iter()
+                                .copied()
+                                .filter(|c| is_unsafe(c) && !blocked.contains_key(c))
+                                .collect();
+                            if !ran.is_empty() && restarts < MAX_RESTARTS {
+                                for &c in &ran {
+                                    blocked.insert(c, off.why.clone());
+                                }
+                                trial = Some(ran);
+                                restarts += 1;
+                                continue;
+                            }
+                        }
+                        Some(tried) => {
+                            for c in tried {
+                                blocked.remove(c);
+                            }
+                        }
+                    }
                 }
                 if fresh.is_empty() || restarts == MAX_RESTARTS {
                     plan.refused = Some(Refused::new(

@@ -32,16 +32,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
             .map(|t| t.checks.clone())
             .unwrap_or_default()
     };
-    let all_checks = || -> Vec<&'static str> {
-        let mut all: Vec<&'static str> =
-            r.v.touched
-                .values()
-                .flat_map(|t| t.checks.iter().copied())
-                .collect();
-        all.sort_unstable();
-        all.dedup();
-        all
-    };
+    let all_checks = || r.v.checks_that_ran();
     // 1. no new error
     let errors_before: HashSet<(&str, &str)> = before
         .report
@@ -63,6 +54,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
                 checks = all_checks();
             }
             return Err(Offence {
+                ran: Vec::new(),
                 checks,
                 why: format!(
                     "the repair would introduce a new error ({}: {})",
@@ -85,6 +77,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
     if let Some(b) = &before.branch {
         let Some(a) = &after.branch else {
             return Err(Offence {
+                ran: Vec::new(),
                 checks: all_checks(),
                 why: "the repair would leave a conversation that loads unable to load".into(),
             });
@@ -95,6 +88,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
             .find(|id| !kept.contains(id.as_str()) && !removed.contains(id.as_str()))
         {
             return Err(Offence {
+                ran: Vec::new(),
                 checks: all_checks(),
                 why: format!("the repair would take event {lost} off the agent's branch"),
             });
@@ -103,6 +97,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
     let (b, a) = (before.report.events.ui_view, after.report.events.ui_view);
     if a + removed.len() < b {
         return Err(Offence {
+            ran: Vec::new(),
             checks: all_checks(),
             why: format!("the repair would shrink the UI's view from {b} to {a} events"),
         });
@@ -125,6 +120,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
         if let Some(next) = &o.next {
             if let Some(t) = linked(next).or_else(|| linked(&o.file)) {
                 return Err(Offence {
+                ran: Vec::new(),
                     checks: t.checks.clone(),
                     why: format!(
                         "the repair would link {next} after the tool call of {}, which nothing on the agent's branch answers: the agent would run that tool again",
@@ -139,6 +135,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
         if before.branch.is_none() && o.answer_elsewhere.is_none() {
             if let Some(next) = &o.next {
                 return Err(Offence {
+                ran: Vec::new(),
                     checks: all_checks(),
                     why: format!(
                         "the repair would make the conversation load with the tool call of {} open on the agent's branch, {next} after it and its result in no file: the agent would run that tool again (a human decides: answer the call, or take what follows it off the branch)",
@@ -149,6 +146,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
         }
         if let Some(answer) = &o.answer_elsewhere {
             return Err(Offence {
+                ran: Vec::new(),
                 checks: all_checks(),
                 why: format!(
                     "the repair would leave the tool call of {} open on the agent's branch while its result ({answer}) is off it: the agent would run that tool again",
@@ -167,6 +165,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
         let now = now_at.get(file).copied().unwrap_or(file);
         if after.unreadable.contains(now) {
             return Err(Offence {
+                ran: Vec::new(),
                 checks: t.checks.clone(),
                 why: format!("the placeholder written in place of {file} would not read"),
             });
@@ -175,6 +174,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
     for name in r.v.created() {
         if after.unreadable.contains(name) {
             return Err(Offence {
+                ran: Vec::new(),
                 checks: r
                     .v
                     .touched

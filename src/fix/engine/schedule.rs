@@ -152,6 +152,7 @@ pub(super) fn fixpoint(
             let now = tally.count(check, &file);
             if now >= was {
                 return Err(Offence {
+                    ran: Vec::new(),
                     checks: vec![check],
                     why: format!("its change ({what}) did not clear the finding on {file}"),
                 });
