@@ -165,9 +165,15 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let (made_by, call) = match own {
             Some((a, c)) => (Some(a), Some(c)),
             None => {
-                let a = i
-                    .checked_sub(1)
-                    .filter(|&a| ctx.reader.owns_its_id(a) && !actions.contains(ctx.reader.id(a)));
+                let a = i.checked_sub(1).filter(|&a| {
+                    // (an answer names the action by its JSON id)
+                    ctx.reader.owns_its_id(a)
+                        && !ctx
+                            .reader
+                            .record(a)
+                            .and_then(super::tool_calls::action_id)
+                            .is_some_and(|j| actions.contains(j))
+                });
                 let c = a
                     .filter(|&a| ctx.reader.read(a).is_ok_and(super::tool_calls::executable))
                     .and_then(|a| super::tool_calls::call_of(ctx, a))

@@ -437,8 +437,11 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
                 keys: match &s.call {
                     Some(c) => [
                         Some(Answer::Call(c.tool_call_id.as_str())),
+                        // (an answer names the action by its JSON id)
                         acts.get(c.tool_call_id.as_str())
-                            .map(|&a| Answer::Action(ctx.reader.id(a))),
+                            .and_then(|&a| ctx.reader.record(a))
+                            .and_then(super::tool_calls::action_id)
+                            .map(Answer::Action),
                     ],
                     None => [None, None],
                 },
