@@ -139,6 +139,10 @@ pub mod status {
     pub const ERROR: &str = "error";
     /// The SDK's default.
     pub const IDLE: &str = "idle";
+    /// An action waits for the user's confirmation.
+    pub const WAITING_FOR_CONFIRMATION: &str = "waiting_for_confirmation";
+    /// The user paused the run.
+    pub const PAUSED: &str = "paused";
 }
 
 /// Everything a check may look at.
@@ -220,6 +224,25 @@ impl<'a> Ctx<'a> {
             .and_then(|b| b.get("execution_status"))
             .and_then(serde_json::Value::as_str)
             == Some(status::RUNNING)
+    }
+
+    /// base_state.json says an action may still wait to run: a run in
+    /// progress, one paused, or an action waiting for confirmation (the
+    /// states in which the SDK leaves a call at the branch's end open).
+    pub fn may_have_pending_call(&self) -> bool {
+        self.conv
+            .base_state
+            .value()
+            .and_then(|b| b.get("execution_status"))
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|s| {
+                [
+                    status::RUNNING,
+                    status::WAITING_FOR_CONFIRMATION,
+                    status::PAUSED,
+                ]
+                .contains(&s)
+            })
     }
 
     /// The load error, when the SDK cannot load the conversation.

@@ -47,6 +47,9 @@ struct Pass {
     unreadable: HashSet<String>,
     /// The tool calls left open on the agent's branch.
     open: Vec<OpenCall>,
+    /// base_state.json's status lets a call wait at the branch's end
+    /// (`Ctx::may_have_pending_call`).
+    may_pend: bool,
     /// The gate that holds on what this pass read, if any.
     gate: Option<Refused>,
     changes: Vec<Change>,
@@ -136,6 +139,7 @@ fn run_pass(a: &Analysis, s: &Setup, blocked: &BTreeMap<&'static str, String>) -
         unreadable,
         open,
         gate: checks::gate(&ctx),
+        may_pend: ctx.may_have_pending_call(),
         changes: p.changes,
         left: p.left,
         notes: p.notes,
