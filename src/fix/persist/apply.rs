@@ -473,8 +473,21 @@ fn prepare<'a>(
         if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
             return Err(format!("{} already exists; nothing was changed", c.rel));
         }
-        let owner = match moves.iter().find(|(m, ..)| m.rel == c.like) {
-            Some((.., o, _, _)) => *o,
+        // the file whose slot it takes, under the name this run's plan gave
+        // it: moved or renamed by the run, created before it in the run, or
+        // as it is on disk
+        let moved = moves
+            .iter()
+            .find(|(m, ..)| m.rel == c.like || m.to.as_deref() == Some(c.like.as_str()))
+            .map(|(.., o, _, _)| *o)
+            .or_else(|| {
+                creates
+                    .iter()
+                    .find(|(made, ..): &&(&crate::fix::Create, _, _, _)| made.rel == c.like)
+                    .map(|(.., o)| *o)
+            });
+        let owner = match moved {
+            Some(o) => o,
             None => staged
                 .iter()
                 .find(|(e, ..)| e.rel == c.like)
