@@ -157,22 +157,13 @@ pub fn run<A: Adapter>(
         sum.sessions += 1;
         let (mut o, change) = A::plan(f, args.dry_run, selected);
         if let (Some((before, after, checks)), false) = (change, args.dry_run) {
-            if run.is_none() {
-                let root = backup_root.clone().unwrap_or_default();
-                match Run::new(&root, persist::new_run_id()) {
-                    Ok(r) => run = Some(r),
-                    Err(e) => return Err(anyhow::anyhow!(e)),
-                }
-            }
-            let r = run.as_mut().expect("made above");
+            let r = opened(&mut run, &backup_root)?;
             let written = match A::busy(f, &before) {
                 Some(why) => Err(why),
                 None => persist::rewrite_file(r, f, &before, &after, &checks, k + 1),
             };
             if let Err(why) = written {
-                o.status = "failed";
-                o.after = o.before.clone();
-                o.error = Some(why);
+                failed(&mut o, why);
             }
         }
         if let Err(e) = shown(&mut w, &mut sum, &mut outcomes, o, json) {
@@ -188,21 +179,13 @@ pub fn run<A: Adapter>(
             if args.dry_run {
                 o.status = "would-fix";
             } else {
-                if run.is_none() {
-                    let root = backup_root.clone().unwrap_or_default();
-                    run = Some(Run::new(&root, persist::new_run_id()).map_err(anyhow::Error::msg)?);
-                }
-                let r = run.as_mut().expect("made above");
+                let r = opened(&mut run, &backup_root)?;
                 match write(r, files.len() + 1 + j) {
                     Ok(()) => {
                         o.status = "fixed";
                         o.error = None;
                     }
-                    Err(why) => {
-                        o.status = "failed";
-                        o.after = o.before.clone();
-                        o.error = Some(why);
-                    }
+                    Err(why) => failed(&mut o, why),
                 }
             }
         }
@@ -244,6 +227,25 @@ pub fn run<A: Adapter>(
         ExitStatus::Success
     };
     Ok(w.finish(status))
+}
+
+/// The run this repair writes into, opened at its first write.
+fn opened<'r>(
+    run: &'r mut Option<Run>,
+    backup_root: &Option<std::path::PathBuf>,
+) -> anyhow::Result<&'r mut Run> {
+    if run.is_none() {
+        let root = backup_root.clone().unwrap_or_default();
+        *run = Some(Run::new(&root, persist::new_run_id()).map_err(anyhow::Error::msg)?);
+    }
+    Ok(run.as_mut().expect("made above"))
+}
+
+/// A write that failed: nothing changed, and why.
+fn failed<C>(o: &mut crate::sessions::repair::Outcome<C>, why: String) {
+    o.status = "failed";
+    o.after = o.before.clone();
+    o.error = Some(why);
 }
 
 /// Count one outcome and show it (the human output, as it comes); `Err`:
