@@ -108,6 +108,22 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         );
         return;
     }
+    // the event before the gap holds another's contents, which
+    // `filename-id-mismatch` puts back in this pass (in this run, when it
+    // may): whether the gap's placeholder answers a call is known after
+    if p.selected(super::filename_id_mismatch::ID) {
+        let last = ctx.reader.len().checked_sub(1);
+        if super::filename_id_mismatch::crosses(ctx)
+            .iter()
+            .any(|c| c.reading.is_some() && last.is_some_and(|l| c.members.contains(&l)))
+        {
+            p.leave(
+                "events/",
+                "the event before the gap holds another event's contents: `filename-id-mismatch` puts them back first, then the gap is closed",
+            );
+            return;
+        }
+    }
     // a stray under a short-spelled name that is the one missing event:
     // `bad-event-filename` renames it in this pass, closing the gap
     if p.selected(super::bad_event_filename::ID)
