@@ -144,19 +144,17 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
                 });
             }
         }
-        // ... or at its end, while base_state.json says no action waits to
-        // run (not running, paused or waiting for confirmation): its result
-        // was written once and is lost, and loading it runs the tool again
-        if before.branch.is_none()
-            && o.answer_elsewhere.is_none()
-            && o.next.is_none()
-            && !before.may_pend
-        {
+        // ... or a call at its end (new on the branch, whether the folder
+        // loaded or not), while base_state.json says no action waits to run
+        // (not running, paused or waiting for confirmation): its result was
+        // written once and is lost, or sits before it, and loading it runs
+        // the tool again
+        if o.answer_elsewhere.is_none() && o.next.is_none() && !before.may_pend {
             return Err(Offence {
                 ran: Vec::new(),
                 checks: all_checks(),
                 why: format!(
-                    "the repair would make the conversation load with the tool call of {} open at the end of the agent's branch and its result in no file, while base_state.json says no action waits to run: the agent would run that tool again (a human decides: answer the call, or take it off the branch)",
+                    "the repair would make the conversation load with the tool call of {} open at the end of the agent's branch (no event after it answers it), while base_state.json says no action waits to run: the agent would run that tool again (a human decides: answer the call, or take it off the branch)",
                     o.file
                 ),
             });
