@@ -220,19 +220,12 @@ pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
                 // of several to blame, the unsafe repairs go first: what the
                 // safe ones do alone is what a safe run would prove, so an
                 // unsafe run never does less than it
-                let unsafe_ones: Vec<&'static str> = fresh
-                    .iter()
-                    .copied()
-                    .filter(|c| {
-                        checks::find(c).is_some_and(|k| {
-                            k.repair().applicability == checks::Applicability::Unsafe
-                        })
-                    })
-                    .collect();
                 let is_unsafe = |c: &&'static str| {
                     checks::find(c)
                         .is_some_and(|k| k.repair().applicability == checks::Applicability::Unsafe)
                 };
+                let unsafe_ones: Vec<&'static str> =
+                    fresh.iter().copied().filter(is_unsafe).collect();
                 if opts.unsafe_fixes && !unsafe_ones.is_empty() && unsafe_ones.len() < fresh.len() {
                     fresh = unsafe_ones;
                 } else if opts.unsafe_fixes && unsafe_ones.is_empty() {
