@@ -48,7 +48,12 @@ Repair
   to its JSON id at its index; when both or neither fit, a human decides.
   Contents put back when one of them cannot be read are unsafe (only with
   `repair --unsafe-fixes`): that JSON is then set aside in the file named
-  for it, at its own index, where its placeholder belongs."
+  for it, at its own index, where its placeholder belongs.
+  A JSON whose own file is lost (the file named for it cannot be read, or
+  its index right after is missing and it is the child of the id in the
+  name of the file holding it: two files traded contents, then one was
+  lost) goes back into the slot named for it, and the file it was in keeps
+  its id under a placeholder (unsafe: that event's own JSON is lost)."
     }
 
     fn repair(&self) -> Repair {
@@ -374,6 +379,18 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             continue;
         }
         let (by_json, by_name) = (named.contains(json), named.contains(name_id));
+        // the JSON of another event whose own file is lost: it goes back
+        // there and this slot keeps its id under a placeholder
+        let own_child = ctx
+            .reader
+            .record(i)
+            .is_some_and(|r| r.parent.id() == Some(name_id));
+        if !by_json || own_child {
+            if let Some(home) = super::displaced::home(ctx, i, json) {
+                plan_displaced(ctx, p, i, json, home);
+                continue;
+            }
+        }
         let fits = crate::store::event::parse_event_name(
             &crate::store::event::canonical_name(i as u64, json),
             true,
@@ -432,4 +449,61 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             ),
         }
     }
+}
+
+/// Put a displaced JSON back where it belongs ([`super::displaced`]).
+fn plan_displaced(
+    ctx: &Ctx,
+    p: &mut crate::edit::Proposals,
+    i: usize,
+    json: &str,
+    home: super::displaced::Home,
+) {
+    use super::displaced::Home;
+    use crate::edit::{Action, Phase, Safety};
+    let rel = ctx.event_path(i);
+    let Some(bytes) = ctx.conv.bytes(&rel) else {
+        return;
+    };
+    // the JSON goes into its own slot (over the unreadable file there, or a
+    // new file at the missing index), and this slot keeps its id under a
+    // placeholder: no rename, so every file keeps its name
+    let (home_rel, action, at, put) = match home {
+        Home::Unreadable(j) => (
+            ctx.event_path(j),
+            Action::Replace(bytes),
+            j,
+            format!(
+                "put event {json}'s JSON back into its own file, event {} (which cannot be read: its bytes go into the backup); event {}'s file held it, and event {}'s own JSON is lost",
+                ix(j),
+                ix(i),
+                ix(i)
+            ),
+        ),
+        Home::Gap(m) => (
+            format!("events/{}", crate::store::event::canonical_name(m, json)),
+            Action::Create {
+                bytes,
+                like: rel.clone(),
+            },
+            m as usize,
+            format!(
+                "put event {json}'s JSON into its own slot, the missing index {}: its parent is the id in the name of the file holding it, event {} (the two events' files had traded places, and the one at the gap is lost)",
+                ix(m as usize),
+                ix(i)
+            ),
+        ),
+    };
+    p.push_in(Phase::Index, home_rel, action, Safety::Unsafe, put);
+    p.push_in(
+        Phase::Index,
+        rel,
+        Action::Replace(super::displaced::placeholder(ctx, i, json, at)),
+        Safety::Unsafe,
+        format!(
+            "leave a placeholder under event {}'s id (a ConversationErrorEvent the LLM never sees, after event {}): its file held event {json}'s JSON, and its own is lost",
+            ix(i),
+            i.checked_sub(1).map(ix).unwrap_or_else(|| "none".into())
+        ),
+    );
 }

@@ -124,6 +124,16 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
             return;
         }
     }
+    // the event before the gap holds its child's JSON, whose own file was
+    // at the gap: `filename-id-mismatch` moves it there (in this run, when
+    // it may), and the slot it leaves is the gap then
+    if p.selected(super::filename_id_mismatch::ID) && super::displaced::goes_to_the_gap(ctx) {
+        p.leave(
+            "events/",
+            "the event before the gap holds its child's JSON, whose own index is the gap: `filename-id-mismatch` moves it there first, then the slot it leaves is filled",
+        );
+        return;
+    }
     // a stray under a short-spelled name that is the one missing event:
     // `bad-event-filename` renames it in this pass, closing the gap
     if p.selected(super::bad_event_filename::ID)

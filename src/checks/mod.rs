@@ -61,6 +61,7 @@ pub mod unmigrated_event_layout;
 pub mod user_prefix_split;
 pub mod v0_row;
 
+pub(crate) mod displaced;
 mod meta_repair;
 pub mod repairs;
 mod set_aside;

@@ -36,13 +36,17 @@ Repair
   AgentErrorEvent answering it, appended after that event, and the HEAD
   moves to the last of them: at its next step the agent runs every
   unanswered action on its branch again (`Agent._step`), and a tool whose
-  result was lost may already have run."
+  result was lost may already have run.
+  When no event can be read (a copy cut short after an unreadable first
+  event) or every one only records state, the HEAD is cleared instead
+  (`null`, the SDK's start without a HEAD): the conversation loads and the
+  agent begins afresh, with nothing of the lost history to see."
     }
 
     fn repair(&self) -> Repair {
         Repair {
             applicability: Applicability::Unsafe,
-            what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD (the last outside a loop of parent links, which the SDK's walk could not leave); a tool call left unanswered on that branch gets an AgentErrorEvent answering it (the agent would run it again on resume), and the HEAD moves to it",
+            what: "point `leaf_event_id` at the last real (not state-update) event of the log, what the SDK falls back to without a HEAD (the last outside a loop of parent links, which the SDK's walk could not leave); a tool call left unanswered on that branch gets an AgentErrorEvent answering it (the agent would run it again on resume), and the HEAD moves to it; with no real event to point at, the HEAD is cleared (null)",
             guards: "the HEAD's id is in no file at all (one beyond a gap or in a lost duplicate comes back when those are repaired, in the same run); unsafe because with several branches it may pick another one",
             planner: Some(plan),
             phase: crate::edit::Phase::State,
@@ -111,13 +115,25 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()) && !loops.reaches_a_loop(ctx, j)
     }) else {
         let any = (0..ctx.reader.len()).any(|j| ctx.reader.read(j).is_ok_and(|r| !r.is_artifact()));
-        p.leave(
+        if any {
+            p.leave(
+                REL,
+                "every readable event is in a loop of parent links or leads into one: which event the conversation ends at needs a human",
+            );
+            return;
+        }
+        // nothing real to point at (what is left cannot be read, or only
+        // records state): no HEAD, the SDK's own start without one; its
+        // fallback then finds no real event and the branch is empty (from
+        // 1.35 it skips state artifacts; 1.33 takes a last event without a
+        // parent, a placeholder root, alone)
+        p.set(
             REL,
-            if any {
-                "every readable event is in a loop of parent links or leads into one: which event the conversation ends at needs a human"
-            } else {
-                "no event of the log can be read (or every one is a state update): there is nothing to point the HEAD at; a human decides whether to start the conversation afresh"
-            },
+            "/leaf_event_id",
+            serde_json::Value::Null,
+            crate::edit::Safety::Unsafe,
+            "clear the HEAD (`leaf_event_id` null): no event of the log can be read, or every one only records state, so there is nothing to point it at; the SDK starts without a HEAD and the agent begins afresh (what could not be read stays in the backup)"
+                .to_string(),
         );
         return;
     };

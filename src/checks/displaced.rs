@@ -1,0 +1,120 @@
+//! A JSON displaced into another event's file, whose own file is lost.
+//!
+//! Two events' contents trade files (a copy tool, a restore by hand), then
+//! one of the two files is lost: deleted, emptied or cut short. What is left
+//! is a file named for event `Y` holding the JSON of event `X`, while the
+//! file named for `X` cannot be read (or, `X` being the event right after
+//! `Y`, its index is missing). `Y`'s own JSON is gone; `X`'s is whole, in
+//! the wrong file. The SDK indexes by file name, so it reads `X`'s JSON
+//! as event `Y`: where `X` is `Y`'s child, the event names itself as its
+//! parent (`Cycle in event tree`); elsewhere its links point forward.
+//!
+//! The reading the SDK's writer could have produced puts `X`'s JSON back
+//! into the slot named for it and leaves `Y` a placeholder: the one file
+//! holding `X` whole, every link pointing back in index order. It is
+//! `filename-id-mismatch`'s repair (unsafe: `Y`'s content is lost, and
+//! which file `X` left is a reading); `index-gap` waits for it when the
+//! slot is the gap.
+
+use super::Ctx;
+use crate::store::ParentRef;
+
+/// Where a displaced JSON goes back to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Home {
+    /// The file named for it, at this index, which cannot be read: its
+    /// bytes go into the backup and the JSON takes its place.
+    Unreadable(usize),
+    /// The missing index right after (the log's gap): the file is renamed
+    /// into it, and `index-gap` fills the slot it leaves under `Y`'s id.
+    Gap(u64),
+}
+
+/// Where event `i`'s JSON (an id other than its file name's) goes back to,
+/// if it was displaced: `json` is its JSON id.
+pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
+    let r = &ctx.reader;
+    let rec = r.record(i)?;
+    let name_id = r.id(i);
+    // the JSON is held by this file alone (a second copy is another shape)
+    let holders = (0..r.len())
+        .filter(|&j| r.record(j).and_then(|x| x.id.as_deref()) == Some(json))
+        .count();
+    if holders != 1 {
+        return None;
+    }
+    // where its parent and children are: every link points back in index
+    // order once it is home
+    let parent_at = match &rec.parent {
+        ParentRef::Id(p) => {
+            let p: &str = p;
+            Some(ctx.index.id_to_idx.get(p).copied()?)
+        }
+        _ => None,
+    };
+    let children: Vec<usize> = (0..r.len())
+        .filter(|&j| r.record(j).is_some_and(|x| x.parent.id() == Some(json)))
+        .collect();
+    let fits = |at: usize| parent_at.is_none_or(|p| p < at) && children.iter().all(|&c| c > at);
+    let named: Vec<usize> = (0..r.len()).filter(|&j| r.id(j) == json).collect();
+    match named.as_slice() {
+        [j] if *j != i && r.record(*j).is_none() && fits(*j) => Some(Home::Unreadable(*j)),
+        [] => {
+            // its own index missing right after: only `Y`'s child, so the
+            // slot `Y` leaves is filled under the id its next event names
+            let next = i as u64 + 1;
+            let gap = ctx.index.gap_at == Some(next) && i + 1 == r.len();
+            let own_child = rec.parent.id() == Some(name_id);
+            (gap && own_child && children.is_empty()).then_some(Home::Gap(next))
+        }
+        _ => None,
+    }
+}
+
+/// The placeholder left in event `i`'s slot, whose JSON goes home: `Y`'s
+/// id, the event before as its parent (none in a pre-tree log), a
+/// neighbour's timestamp.
+pub fn placeholder(ctx: &Ctx, i: usize, json: &str, at: usize) -> Vec<u8> {
+    use crate::edit::placeholder::{event, Cause, Slot};
+    let r = &ctx.reader;
+    let prev = i.checked_sub(1).and_then(|p| r.record(p).map(|x| (p, x)));
+    // a tree-era slot (the event before it, or the JSON that was in it,
+    // carries a `parent_id`) follows the event before it, as the SDK's
+    // writer links a new event to its HEAD
+    let tree_era = prev.is_some_and(|(_, x)| x.parent.is_present())
+        || r.record(i).is_some_and(|x| x.parent.is_present());
+    let parent = match prev {
+        Some((p, _)) if tree_era => ParentRef::Id(r.id(p).into()),
+        _ => ParentRef::Absent,
+    };
+    let ts = prev
+        .and_then(|(_, x)| x.timestamp.as_deref())
+        .or_else(|| r.record(i).and_then(|x| x.timestamp.as_deref()))
+        .unwrap_or("1970-01-01T00:00:00")
+        .to_string();
+    let what = format!(
+        "the JSON of event {json}, which goes back into its own file at index {}; this event's own JSON was lost",
+        super::ix(at)
+    );
+    event(&Slot {
+        id: r.id(i),
+        timestamp: &ts,
+        parent: &parent,
+        file: &r.file(i).name,
+        cause: Cause::Copy(&what),
+        answers: None,
+    })
+}
+
+/// Whether a JSON displaced into event `i`'s file goes home to the gap
+/// right after it (`index-gap` then waits a pass).
+pub fn goes_to_the_gap(ctx: &Ctx) -> bool {
+    let Some(last) = ctx.reader.len().checked_sub(1) else {
+        return false;
+    };
+    ctx.reader
+        .record(last)
+        .and_then(|x| x.id.as_deref())
+        .filter(|&j| j != ctx.reader.id(last))
+        .is_some_and(|j| matches!(home(ctx, last, j), Some(Home::Gap(_))))
+}
