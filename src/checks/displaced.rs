@@ -4,7 +4,7 @@
 //! one of the two files is lost: deleted, emptied or cut short. What is left
 //! is a file named for event `Y` holding the JSON of event `X`, while the
 //! file named for `X` cannot be read (or, `X` being the event right after
-//! `Y`, its index is missing). `Y`'s own JSON is gone; `X`'s is whole, in
+//! `Y`, its index is missing, or it was the last). `Y`'s own JSON is gone; `X`'s is whole, in
 //! the wrong file. The SDK indexes by file name, so it reads `X`'s JSON
 //! as event `Y`: where `X` is `Y`'s child, the event names itself as its
 //! parent (`Cycle in event tree`); elsewhere its links point forward.
@@ -25,9 +25,9 @@ pub enum Home {
     /// The file named for it, at this index, which cannot be read: its
     /// bytes go into the backup and the JSON takes its place.
     Unreadable(usize),
-    /// The missing index right after (the log's gap): the file is renamed
-    /// into it, and `index-gap` fills the slot it leaves under `Y`'s id.
-    Gap(u64),
+    /// A free index: the log's gap right after `Y`, or the index after the
+    /// log's last event (where its own file was lost): a new file there.
+    Free(u64),
 }
 
 /// Where event `i`'s JSON (an id other than its file name's) goes back to,
@@ -60,12 +60,18 @@ pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
     match named.as_slice() {
         [j] if *j != i && r.record(*j).is_none() && fits(*j) => Some(Home::Unreadable(*j)),
         [] => {
-            // its own index missing right after: only `Y`'s child, so the
-            // slot `Y` leaves is filled under the id its next event names
-            let next = i as u64 + 1;
-            let gap = ctx.index.gap_at == Some(next) && i + 1 == r.len();
+            // no file is named for it: only where it names `Y` as its parent
+            // (so it is no event renamed, whose JSON id is its own) and
+            // nothing follows it, into the free index right after `Y`'s
+            // when that is the log's gap, or after the log's last event
             let own_child = rec.parent.id() == Some(name_id);
-            (gap && own_child && children.is_empty()).then_some(Home::Gap(next))
+            let free = match ctx.index.gap_at {
+                Some(g) if g == i as u64 + 1 && i + 1 == r.len() => Some(g),
+                Some(_) => None,
+                None => Some(r.len() as u64),
+            };
+            free.filter(|_| own_child && children.is_empty())
+                .map(Home::Free)
         }
         _ => None,
     }
@@ -116,5 +122,7 @@ pub fn goes_to_the_gap(ctx: &Ctx) -> bool {
         .record(last)
         .and_then(|x| x.id.as_deref())
         .filter(|&j| j != ctx.reader.id(last))
-        .is_some_and(|j| matches!(home(ctx, last, j), Some(Home::Gap(_))))
+        .is_some_and(
+            |j| matches!(home(ctx, last, j), Some(Home::Free(m)) if ctx.index.gap_at == Some(m)),
+        )
 }

@@ -49,10 +49,11 @@ Repair
   Contents put back when one of them cannot be read are unsafe (only with
   `repair --unsafe-fixes`): that JSON is then set aside in the file named
   for it, at its own index, where its placeholder belongs.
-  A JSON whose own file is lost (the file named for it cannot be read, or
-  its index right after is missing and it is the child of the id in the
-  name of the file holding it: two files traded contents, then one was
-  lost) goes back into the slot named for it, and the file it was in keeps
+  A JSON whose own file is lost (the file named for it cannot be read; or
+  it is the child of the id in the name of the file holding it, and no
+  file is named for it: two files traded contents, then one was lost) goes
+  back into the slot named for it (or a free one: the gap right after, or
+  after the log's last event), and the file it was in keeps
   its id under a placeholder (unsafe: that event's own JSON is lost)."
     }
 
@@ -381,15 +382,11 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let (by_json, by_name) = (named.contains(json), named.contains(name_id));
         // the JSON of another event whose own file is lost: it goes back
         // there and this slot keeps its id under a placeholder
-        let own_child = ctx
-            .reader
-            .record(i)
-            .is_some_and(|r| r.parent.id() == Some(name_id));
-        if !by_json || own_child {
-            if let Some(home) = super::displaced::home(ctx, i, json) {
-                plan_displaced(ctx, p, i, json, home);
-                continue;
-            }
+        // (both ids keep their slots then, so every link that names either
+        // still finds it)
+        if let Some(home) = super::displaced::home(ctx, i, json) {
+            plan_displaced(ctx, p, i, json, home);
+            continue;
         }
         let fits = crate::store::event::parse_event_name(
             &crate::store::event::canonical_name(i as u64, json),
@@ -480,7 +477,7 @@ fn plan_displaced(
                 ix(i)
             ),
         ),
-        Home::Gap(m) => (
+        Home::Free(m) => (
             format!("events/{}", crate::store::event::canonical_name(m, json)),
             Action::Create {
                 bytes,
@@ -488,7 +485,7 @@ fn plan_displaced(
             },
             m as usize,
             format!(
-                "put event {json}'s JSON into its own slot, the missing index {}: its parent is the id in the name of the file holding it, event {} (the two events' files had traded places, and the one at the gap is lost)",
+                "put event {json}'s JSON into a slot of its own, the free index {}: its parent is the id in the name of the file holding it, event {} (the two events' files had traded places, and its own is lost)",
                 ix(m as usize),
                 ix(i)
             ),
