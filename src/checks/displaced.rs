@@ -13,8 +13,8 @@
 //! into the slot named for it and leaves `Y` a placeholder: the one file
 //! holding `X` whole, every link pointing back in index order. It is
 //! `filename-id-mismatch`'s repair (unsafe: `Y`'s content is lost, and
-//! which file `X` left is a reading); `index-gap` waits for it when the
-//! slot is the gap.
+//! which file `X` left is a reading), made only where the SDK refuses the
+//! folder; `index-gap` waits for it when the slot is the gap.
 
 use super::Ctx;
 use crate::store::ParentRef;
@@ -33,6 +33,9 @@ pub enum Home {
 /// Where event `i`'s JSON (an id other than its file name's) goes back to,
 /// if it was displaced: `json` is its JSON id.
 pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
+    // only where the SDK refuses the folder: moving a JSON is a reading,
+    // and a folder that loads keeps the one it has
+    ctx.load_error()?;
     let r = &ctx.reader;
     let rec = r.record(i)?;
     let name_id = r.id(i);

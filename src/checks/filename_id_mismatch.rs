@@ -54,7 +54,8 @@ Repair
   file is named for it: two files traded contents, then one was lost) goes
   back into the slot named for it (or a free one: the gap right after, or
   after the log's last event), and the file it was in keeps
-  its id under a placeholder (unsafe: that event's own JSON is lost)."
+  its id under a placeholder (unsafe: that event's own JSON is lost; only
+  where the SDK refuses the folder)."
     }
 
     fn repair(&self) -> Repair {
