@@ -83,8 +83,8 @@ impl Index {
 /// Event ids → the first index holding each. An id spelled as the SDK
 /// writes it (a lower-case UUID with dashes) is kept as its 128 bits, a
 /// lossless spelling of the same text; any other id as its text. The
-/// 128-bit ids sit in two vectors (the bits, 16 bytes, and the index, 8)
-/// found through an open-addressed table of 4-byte slots at most half
+/// 128-bit ids sit in one vector (the bits, 16 bytes, beside the index, 8:
+/// one cache line read per hit) found through an open-addressed table of 4-byte slots at most half
 /// full: about 32 bytes an event at 1,000,000 events, where a hash map of
 /// (bits, index) rounded up to a power of two buckets of 25 bytes took
 /// about 52 (issue 27).
@@ -93,8 +93,8 @@ pub struct IdMap {
     /// Each slot 0 (empty) or an entry's position in `keys` plus one;
     /// a power of two long (or empty), at most half full.
     slots: Vec<u32>,
-    keys: Vec<[u64; 2]>,
-    vals: Vec<usize>,
+    /// (the id's bits, its first index), in insertion order.
+    keys: Vec<([u64; 2], usize)>,
     hash: UuidHash,
     /// Every other spelling (and a UUID past `u32` entries).
     other: HashMap<Box<str>, usize>,
@@ -202,7 +202,6 @@ impl IdMap {
         IdMap {
             slots: vec![0; Self::slots_for(n)],
             keys: Vec::with_capacity(n),
-            vals: Vec::with_capacity(n),
             ..IdMap::default()
         }
     }
@@ -227,7 +226,7 @@ impl IdMap {
         loop {
             match self.slots[at] {
                 0 => return at,
-                e if self.keys[e as usize - 1] == k => return at,
+                e if self.keys[e as usize - 1].0 == k => return at,
                 _ => at = (at + 1) & mask,
             }
         }
@@ -236,7 +235,7 @@ impl IdMap {
     fn grow(&mut self) {
         let mut slots = vec![0u32; Self::slots_for(self.keys.len() + 1)];
         let mask = slots.len() - 1;
-        for (e, &k) in self.keys.iter().enumerate() {
+        for (e, &(k, _)) in self.keys.iter().enumerate() {
             let mut at = self.slot_hash(k) & mask;
             while slots[at] != 0 {
                 at = (at + 1) & mask;
@@ -258,8 +257,7 @@ impl IdMap {
                     self.grow();
                 }
                 let at = self.probe(k);
-                self.keys.push(k);
-                self.vals.push(idx);
+                self.keys.push((k, idx));
                 self.slots[at] = self.keys.len() as u32;
                 return true;
             }
@@ -279,7 +277,7 @@ impl IdMap {
         }
         match self.slots[self.probe(k)] {
             0 => None,
-            e => self.vals.get(e as usize - 1),
+            e => self.keys.get(e as usize - 1).map(|(_, v)| v),
         }
     }
 
