@@ -1,7 +1,5 @@
 //! `duplicate-event-id`: one event id at two indices.
 
-use std::collections::HashMap;
-
 use std::collections::HashSet;
 
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
@@ -51,10 +49,14 @@ Repair
     }
 
     fn run(&self, ctx: &Ctx, out: &mut Vec<Finding>) {
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        // the index already holds each id's first index (by the same
+        // exact spelling, in index order): no second table of every id
+        if !ctx.index.dup_ids {
+            return;
+        }
         for i in 0..ctx.reader.len() {
-            let id = ctx.reader.id(i);
-            if let Some(&first) = seen.get(id) {
+            let first = ctx.index.id_to_idx[ctx.reader.id(i)];
+            if first != i {
                 out.push(Finding::new(
                     self.id(),
                     Severity::Warning,
@@ -66,8 +68,6 @@ Repair
                         ix(first)
                     ),
                 ));
-            } else {
-                seen.insert(id, i);
             }
         }
     }

@@ -105,10 +105,14 @@ pub struct Survivor {
 /// unanswered (to run again on resume).
 pub fn survivors(ctx: &Ctx) -> std::collections::BTreeMap<u64, Survivor> {
     use crate::store::event::{canonical_name, is_canonical_name};
+    let mut out = std::collections::BTreeMap::new();
+    if ctx.index.duplicate_idx.is_empty() {
+        // no doubled index: no table of every named id (issue 27)
+        return out;
+    }
     let files = &ctx.conv.events.files;
     let canonical = |p: usize, idx: u64| is_canonical_name(&files[p].name, idx, files[p].name_id());
     let referenced = references(ctx);
-    let mut out = std::collections::BTreeMap::new();
     for (&idx, positions) in &ctx.index.duplicate_idx {
         let last = *positions.last().unwrap_or(&positions[0]);
         let last_canonical = positions.iter().copied().rfind(|&p| canonical(p, idx));

@@ -65,6 +65,11 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
     let roots: Vec<usize> = (1..n)
         .filter(|&i| r.record(i).is_some_and(|rec| rec.parent == ParentRef::Root))
         .collect();
+    if roots.is_empty() {
+        // nothing to fingerprint: none of the per-event tables below
+        // (40 bytes an event) is needed
+        return Vec::new();
+    }
     let active_root = ctx
         .views
         .agent

@@ -136,7 +136,16 @@ pub struct Reader<'a> {
     /// For each index, the nearest readable index before it (made on first
     /// use: one pass over the log).
     readable_before: std::sync::OnceLock<Vec<Option<usize>>>,
+    /// Per index, where its record's `parent_id` resolves in the index
+    /// (`NO_PARENT`: not an id, or no indexed event holds it), looked up
+    /// once for every event, on the pool (`-j`): the walks and the
+    /// orphans' classification ask it again and again (issue 27). Empty
+    /// for a log too long for `u32` indices (then each ask looks it up).
+    parent_at: Box<[u32]>,
 }
+
+/// [`Reader::parent_at`]'s "no indexed parent".
+const NO_PARENT: u32 = u32::MAX;
 
 impl<'a> Reader<'a> {
     /// Every top-level key of `rec` this release does not know for its kind
@@ -191,7 +200,7 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        let reader = Reader {
+        let mut reader = Reader {
             conv,
             index,
             version,
@@ -202,7 +211,21 @@ impl<'a> Reader<'a> {
                 .collect(),
             redirect,
             readable_before: std::sync::OnceLock::new(),
+            parent_at: Box::new([]),
         };
+        if index.len() < NO_PARENT as usize {
+            use rayon::prelude::*;
+            let lookup = |i: usize| match reader.record(i).map(|r| &r.parent) {
+                Some(ParentRef::Id(p)) => index.id_to_idx.get(p).map_or(NO_PARENT, |&at| at as u32),
+                _ => NO_PARENT,
+            };
+            let parent_at: Vec<u32> = if index.len() >= JUDGE_AHEAD_FROM {
+                (0..index.len()).into_par_iter().map(lookup).collect()
+            } else {
+                (0..index.len()).map(lookup).collect()
+            };
+            reader.parent_at = parent_at.into_boxed_slice();
+        }
         if reader.len() >= JUDGE_AHEAD_FROM && rayon::current_num_threads() > 1 {
             // a long log: every event's verdict is decided now, on every
             // thread of the pool (`-j`); each is what its first read
@@ -422,12 +445,23 @@ impl<'a> Reader<'a> {
     pub fn effective_parent(&self, idx: usize, rec: &EventRecord) -> Result<Option<usize>, String> {
         match &rec.parent {
             ParentRef::Root => Ok(None),
-            ParentRef::Id(p) => match self.index.id_to_idx.get(p) {
-                Some(&i) => Ok(Some(i)),
+            ParentRef::Id(p) => match self.parent_of(idx, rec, p) {
+                Some(i) => Ok(Some(i)),
                 None => Err(p.to_string()),
             },
             ParentRef::Absent if idx == 0 => Ok(None),
             ParentRef::Absent => Ok(Some(self.first_of(idx - 1))),
+        }
+    }
+
+    /// Where `rec`'s parent id `p` resolves in the index: looked up once
+    /// ([`Reader::parent_at`]) when `rec` is the record read at `idx`.
+    fn parent_of(&self, idx: usize, rec: &EventRecord, p: &str) -> Option<usize> {
+        match self.parent_at.get(idx) {
+            Some(&at) if self.record(idx).is_some_and(|r| std::ptr::eq(r, rec)) => {
+                (at != NO_PARENT).then_some(at as usize)
+            }
+            _ => self.index.id_to_idx.get(p).copied(),
         }
     }
 
@@ -438,7 +472,7 @@ impl<'a> Reader<'a> {
         match self.record(idx) {
             Some(rec) => match &rec.parent {
                 ParentRef::Root => None,
-                ParentRef::Id(p) => self.index.id_to_idx.get(p).copied(),
+                ParentRef::Id(p) => self.parent_of(idx, rec, p),
                 ParentRef::Absent => idx.checked_sub(1).map(|p| self.first_of(p)),
             },
             None => idx.checked_sub(1).map(|p| self.first_of(p)),

@@ -1,8 +1,6 @@
 //! `ConversationState.create` (resume path), `_resolve_active_leaf` and
 //! `EventLog.path_to_root`, as the SDK implements them.
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 
 use super::read::{ReadError, Reader};
@@ -230,12 +228,19 @@ pub fn resolve_leaf(reader: &Reader) -> Result<Option<usize>, LoadError> {
 /// `path_to_root(leaf)`, root-first, as indices.
 pub fn path_to_root(reader: &Reader, leaf: Option<usize>) -> Result<Vec<usize>, LoadError> {
     let mut chain = Vec::new();
-    let mut seen = HashSet::new();
+    // one bit an index (every index on the walk is below the log's length),
+    // not a hash set of a long branch
+    let mut seen = vec![0u64; reader.len().div_ceil(64)];
     let mut cur = leaf;
     while let Some(idx) = cur {
-        if !seen.insert(idx) {
+        let (word, bit) = (idx / 64, 1u64 << (idx % 64));
+        if word >= seen.len() {
+            seen.resize(word + 1, 0);
+        }
+        if seen[word] & bit != 0 {
             return Err(LoadError::Cycle { idx });
         }
+        seen[word] |= bit;
         let rec = read_at(reader, idx)?;
         chain.push(idx);
         cur = reader
