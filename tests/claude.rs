@@ -377,3 +377,153 @@ fn a_folder_with_other_json_lines_is_not_a_project_folder() {
         Some(convo_doctor::claude::Shape::Project)
     );
 }
+
+fn tools_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude/tools")
+}
+
+/// Calls without their results (fixtures/claude/gen/tools.py, judged by
+/// the real client): the view resends what the client resent, before the
+/// repair and after it.
+#[test]
+fn resent_lines_match_the_real_client_on_every_unpaired_call() {
+    assert!(check_verdicts(&tools_dir()) >= 5);
+    let all: Value =
+        serde_json::from_str(&std::fs::read_to_string(tools_dir().join("verdicts.json")).unwrap())
+            .unwrap();
+    // the killed client's session: the client answers the call itself and
+    // resends it; the view says so, and the check still finds it
+    let s = session::read(&tools_dir().join("killed.jsonl")).unwrap();
+    let v = view::build(&s);
+    assert_eq!(v.interrupted.len(), 1, "the chain ends on the call");
+    assert!(v.unpaired.is_empty());
+    assert!(sent(&all["cases"]["killed"]["sent"]).contains(&(s.lines[v.interrupted[0]].no as u64)));
+    for (case, want) in all["cases"].as_object().unwrap() {
+        let Some(after) = want.get("repaired") else {
+            continue;
+        };
+        let r = session::read(&tools_dir().join(format!("{case}.repaired.jsonl"))).unwrap();
+        let rv = view::build(&r);
+        assert_eq!(
+            lines_of(&r, &rv.resent),
+            sent(&after["sent"]),
+            "{case}: the view of the repaired session"
+        );
+    }
+}
+
+/// `claude-unpaired-tool`'s repair: each answered session is byte for byte
+/// the file the client resumed, and the client then resent every message
+/// of it (the call with the client's own answer, nothing left out); a
+/// result whose call is gone is not answered (only its broken parent is
+/// re-linked, and the client still drops it).
+#[test]
+fn each_answered_call_is_the_session_the_client_resumed_whole() {
+    use convo_doctor::claude::repair::{Edit, Sessions, INTERRUPTED};
+    use convo_doctor::sessions::repair::Adapter;
+    let all: Value =
+        serde_json::from_str(&std::fs::read_to_string(tools_dir().join("verdicts.json")).unwrap())
+            .unwrap();
+    let mut answered = 0;
+    for (case, want) in all["cases"].as_object().unwrap() {
+        let path = tools_dir().join(format!("{case}.jsonl"));
+        let (o, write) = Sessions::plan(&path, true, &|_| true);
+        let Some(after) = want.get("repaired") else {
+            assert!(write.is_none(), "{case}: nothing to repair");
+            continue;
+        };
+        let (before, bytes, _) = write.unwrap_or_else(|| panic!("{case}: a repair: {:?}", o.error));
+        assert_eq!(before, std::fs::read(&path).unwrap());
+        let committed = std::fs::read(tools_dir().join(format!("{case}.repaired.jsonl"))).unwrap();
+        assert!(
+            bytes == committed,
+            "{case}: the repair's bytes are the ones the client judged"
+        );
+        let calls = o
+            .changes
+            .edits
+            .iter()
+            .filter(|e| matches!(e, Edit::Answered(_)))
+            .count();
+        let r = session::parse(bytes.clone());
+        let rv = view::build(&r);
+        if calls == 0 {
+            assert_eq!(case, "call-deleted", "{case}: answered");
+            assert!(
+                !rv.unpaired.is_empty(),
+                "a result without its call stays dropped"
+            );
+            continue;
+        }
+        answered += calls;
+        // the client resent every message of the answered session
+        assert_eq!(
+            sent(&after["sent"]),
+            lines_of(&r, &rv.messages),
+            "{case}: the client resent all of it"
+        );
+        assert!(rv.unpaired.is_empty() && rv.interrupted.is_empty() && rv.broken.is_empty());
+        // each answer is the client's own, right after its call
+        let text = String::from_utf8(bytes).unwrap();
+        assert_eq!(text.matches(INTERRUPTED).count(), 2 * calls, "{case}");
+        // a second run finds nothing left to do
+        let tmp = tempfile::tempdir().unwrap();
+        let again = tmp.path().join("s.jsonl");
+        std::fs::write(&again, &committed).unwrap();
+        assert!(
+            Sessions::plan(&again, true, &|_| true).1.is_none(),
+            "{case}: idempotent"
+        );
+    }
+    assert!(answered >= 5, "{answered} calls answered");
+}
+
+#[test]
+fn answering_a_call_keeps_the_mode_and_undo_is_exact() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("home/.claude/projects/-work-p");
+    std::fs::create_dir_all(&proj).unwrap();
+    let bk = tmp.path().join("backups");
+    let f = proj.join("0b6c6a8e-0000-4000-8000-000000000002.jsonl");
+    let original = std::fs::read(tools_dir().join("result-deleted.jsonl")).unwrap();
+    std::fs::write(&f, &original).unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (p, b) = (f.to_str().unwrap(), bk.to_str().unwrap());
+    let (code, out, _) = cli(&["repair", "--dry-run", p]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("answered as interrupted") && out.contains("[claude-unpaired-tool]"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), original);
+    // --only the other check: the call is not answered
+    let (_, out, _) = cli(&["repair", "--dry-run", "--only", "claude-broken-parent", p]);
+    assert!(!out.contains("answered"), "{out}");
+    let (code, out, err) = cli(&["repair", "--backup-dir", b, "--format", "json", p]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let o = &doc["sessions"][0];
+    assert_eq!(o["status"], "fixed", "{out}");
+    assert_eq!(o["answered"][0]["tool_use_ids"][0], "toolu_P2", "{out}");
+    assert_eq!(
+        o["answered"][0]["written_at"],
+        o["answered"][0]["line"].as_u64().unwrap() + 1
+    );
+    assert_eq!(o["after"], "resume sends all 14 messages", "{out}");
+    let committed = std::fs::read(tools_dir().join("result-deleted.repaired.jsonl")).unwrap();
+    assert!(std::fs::read(&f).unwrap() == committed);
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+    let run = std::fs::read_dir(&bk).unwrap().next().unwrap().unwrap();
+    let run = run.file_name().into_string().unwrap();
+    let (code, out, err) = cli(&["undo", "--backup-dir", b, &run]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(std::fs::read(&f).unwrap() == original);
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+}
