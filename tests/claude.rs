@@ -5,6 +5,9 @@
 //! client resent; and each repaired session is byte for byte the one the
 //! client resumed whole.
 
+mod common;
+
+use common::{cli, diagnose_json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -139,25 +142,9 @@ fn each_repair_is_the_session_the_client_resumed_whole() {
     assert!(repaired >= 14, "{repaired} repaired cases");
 }
 
-fn diagnose_json(path: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(["diagnose", "--format", "json", "--events"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.code().is_some(), "no crash");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 #[test]
 fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
-    let doc = diagnose_json(&dir().join("user-null.jsonl"));
+    let doc = diagnose_json(&dir().join("user-null.jsonl"), &["--events"]);
     let c = &doc["conversations"][0];
     assert_eq!(c["events"]["agent_view"], 4);
     assert_eq!(c["events"]["ui_view"], 10);
@@ -185,7 +172,7 @@ fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
         .collect();
     assert_eq!(marked, sent(&verdicts()["cases"]["user-null"]["sent"]));
 
-    let clean = diagnose_json(&dir().join("clean.jsonl"));
+    let clean = diagnose_json(&dir().join("clean.jsonl"), &["--events"]);
     let c = &clean["conversations"][0];
     assert_eq!(c["verdict"], "resume sends all 10 messages");
     assert_eq!(c["findings"].as_array().unwrap().len(), 0);
@@ -193,11 +180,11 @@ fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
 
 #[test]
 fn a_re_attached_phantom_is_a_warning_and_a_lossy_one_an_error() {
-    let doc = diagnose_json(&dir().join("user-phantom.jsonl"));
+    let doc = diagnose_json(&dir().join("user-phantom.jsonl"), &["--events"]);
     let f = &doc["conversations"][0]["findings"][0];
     assert_eq!(f["check"], "claude-broken-parent");
     assert_eq!(f["severity"], "warning");
-    let doc = diagnose_json(&dir().join("env-phantom.jsonl"));
+    let doc = diagnose_json(&dir().join("env-phantom.jsonl"), &["--events"]);
     let c = &doc["conversations"][0];
     assert_eq!(c["findings"][0]["severity"], "error");
     assert_eq!(c["events"]["agent_view"], 9);
@@ -213,7 +200,7 @@ fn a_project_folder_is_every_session_in_it_and_bad_input_is_a_finding() {
     std::fs::write(proj.join("b.jsonl"), b"\x00\xff{not json\n[1,2]\n").unwrap();
     std::fs::write(proj.join("c.jsonl"), b"").unwrap();
     std::os::unix::fs::symlink("/dev/zero", proj.join("d.jsonl")).unwrap();
-    let doc = diagnose_json(&proj);
+    let doc = diagnose_json(&proj, &["--events"]);
     let convs = doc["conversations"].as_array().unwrap();
     assert_eq!(convs.len(), 3, "the link is not a session: {doc}");
     assert_eq!(convs[1]["findings"][0]["check"], "claude-invalid-line");
@@ -243,18 +230,6 @@ fn a_secret_in_a_session_never_reaches_the_report() {
     );
     assert!(!all.contains(key), "{all}");
     assert!(all.contains("claude-broken-parent"), "{all}");
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -291,7 +266,7 @@ fn repair_relinks_keeps_the_mode_and_undo_is_exact() {
     assert!(std::fs::read(&f).unwrap() == committed);
     let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o640);
-    let doc = diagnose_json(&f);
+    let doc = diagnose_json(&f, &["--events"]);
     assert_eq!(
         doc["conversations"][0]["verdict"],
         "resume sends all 10 messages"
