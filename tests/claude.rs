@@ -502,3 +502,40 @@ fn answering_a_call_keeps_the_mode_and_undo_is_exact() {
         0o600
     );
 }
+
+/// A subagent (fixtures/claude/tools, case `agent`, written by the real
+/// client): 2.1.328 writes its transcript beside the session, in
+/// `<session>/subagents/agent-<id>.jsonl` (every record `isSidechain`),
+/// and tells the main chain it finished with a task notification, which
+/// resume resends (the view too: check_verdicts). A project folder holding
+/// both is one session: the transcript is not listed as one of its own.
+#[test]
+fn a_subagent_transcript_beside_the_session_is_not_a_session() {
+    let sub = session::read(&tools_dir().join("agent.subagent.jsonl")).unwrap();
+    assert!(sub
+        .records()
+        .filter(|(_, r)| r.in_tree())
+        .all(|(_, r)| r.sidechain));
+    let main = session::read(&tools_dir().join("agent.jsonl")).unwrap();
+    assert!(main.records().all(|(_, r)| !r.sidechain));
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join(".claude/projects/-p");
+    let sid = "6ee42624-8448-43b1-b20c-e02e00133f99";
+    std::fs::create_dir_all(proj.join(sid).join("subagents")).unwrap();
+    std::fs::copy(
+        tools_dir().join("agent.jsonl"),
+        proj.join(format!("{sid}.jsonl")),
+    )
+    .unwrap();
+    std::fs::copy(
+        tools_dir().join("agent.subagent.jsonl"),
+        proj.join(sid).join("subagents/agent-a1.jsonl"),
+    )
+    .unwrap();
+    for p in [proj.clone(), tmp.path().join(".claude/projects")] {
+        let doc = diagnose_json(&p, &["--events"]);
+        let convs = doc["conversations"].as_array().unwrap();
+        assert_eq!(convs.len(), 1, "{doc}");
+        assert_eq!(convs[0]["verdict"], "resume sends all 10 messages", "{doc}");
+    }
+}
