@@ -555,3 +555,22 @@ fn a_subagent_transcript_beside_the_session_is_not_a_session() {
         assert_eq!(convs[0]["verdict"], "resume sends all 10 messages", "{doc}");
     }
 }
+
+/// A result whose call is gone is not said to be fixable (the repair does
+/// not answer it); a call whose result is gone is.
+#[test]
+fn only_a_call_without_its_result_is_fixable() {
+    let fixable = |case: &str| -> Vec<bool> {
+        let doc = diagnose_json(&tools_dir().join(format!("{case}.jsonl")), &[]);
+        doc["conversations"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["check"] == "claude-unpaired-tool")
+            .map(|f| f["fixable"].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(fixable("call-deleted"), vec![false]);
+    assert_eq!(fixable("result-deleted"), vec![true]);
+    assert_eq!(fixable("killed"), vec![true]);
+}

@@ -106,12 +106,16 @@ pub fn run(s: &Session, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
             } else {
                 "a tool_use whose tool_result is not on the resumed chain"
             };
-            out.push(Finding::new(
+            let mut f = Finding::new(
                 UNPAIRED_TOOL,
                 Severity::Warning,
                 s.line_name(i),
                 format!("{what}: the client drops this message when it resumes"),
-            ));
+            );
+            // a result without its call is not repaired (the call would be
+            // the model's words, which the file no longer holds)
+            f.fixable &= !r.tool_uses.is_empty();
+            out.push(f);
         }
         for &i in &v.interrupted {
             out.push(Finding::new(
