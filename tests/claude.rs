@@ -67,6 +67,11 @@ const KNOWN_DISAGREEMENTS: &[&str] = &[
     "c3-0427", "c3-0436", "c3-0440", "c3-0449", "c3-0456", "c3-0476",
     // c3: a parent naming a later record (a loop) after the compaction
     "c3-0089", "c3-0349", "c3-0400", "c3-0423", "c3-0466",
+    // fresh seed s6 (200 cases, judged against this code): a reply whose
+    // prompt is deleted (the client does not re-attach it; convo-doctor
+    // re-attaches it to the record stamped before it), and a null parent
+    // with a deleted record and a loop (the client resends the first prompt)
+    "s6-0003", "s6-0138",
 ];
 
 /// Every case of `verdicts.json` in `dir`: the lines the view resends and
