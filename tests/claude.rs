@@ -5,6 +5,9 @@
 //! client resent; and each repaired session is byte for byte the one the
 //! client resumed whole.
 
+mod common;
+
+use common::{cli, diagnose_json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -48,6 +51,27 @@ const KNOWN_DISAGREEMENTS: &[&str] = &[
     // a record written again after the compaction (the client resends
     // less); the boundary itself written again at the end of the file
     "c1-0060", "c1-0065", "c2-0043", "c2-0065",
+    // fresh seeds of 2026-12-03 (s5: 500 cases, 7 kept; c3, with a
+    // compaction: 500 cases, 52 kept). s5: the leaf again, when the last
+    // answer is re-stamped (the client still resends it) or the file is
+    // cut short after a phantom; one loop through a record written twice
+    "s5-0007", "s5-0022", "s5-0214", "s5-0385", "s5-0443", "s5-0249", "s5-0039",
+    // c3: two lines swapped across the compaction's boundary (the client
+    // resends less, or more of the segment)
+    "c3-0007", "c3-0055", "c3-0066", "c3-0067", "c3-0070", "c3-0096", "c3-0125", "c3-0126",
+    "c3-0154", "c3-0173", "c3-0178", "c3-0211", "c3-0238", "c3-0246", "c3-0268", "c3-0273",
+    "c3-0281", "c3-0336", "c3-0346", "c3-0352", "c3-0361", "c3-0382", "c3-0394", "c3-0451",
+    "c3-0488", // c3: a record written again (as c1/c2 above), with other damage
+    "c3-0076", "c3-0102", "c3-0109", "c3-0135", "c3-0153", "c3-0157", "c3-0194", "c3-0223",
+    "c3-0261", "c3-0267", "c3-0308", "c3-0320", "c3-0335", "c3-0343", "c3-0387", "c3-0399",
+    "c3-0427", "c3-0436", "c3-0440", "c3-0449", "c3-0456", "c3-0476",
+    // c3: a parent naming a later record (a loop) after the compaction
+    "c3-0089", "c3-0349", "c3-0400", "c3-0423", "c3-0466",
+    // fresh seed s6 (200 cases, judged against this code): a reply whose
+    // prompt is deleted (the client does not re-attach it; convo-doctor
+    // re-attaches it to the record stamped before it), and a null parent
+    // with a deleted record and a loop (the client resends the first prompt)
+    "s6-0003", "s6-0138",
 ];
 
 /// Every case of `verdicts.json` in `dir`: the lines the view resends and
@@ -139,25 +163,9 @@ fn each_repair_is_the_session_the_client_resumed_whole() {
     assert!(repaired >= 14, "{repaired} repaired cases");
 }
 
-fn diagnose_json(path: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(["diagnose", "--format", "json", "--events"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.code().is_some(), "no crash");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 #[test]
 fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
-    let doc = diagnose_json(&dir().join("user-null.jsonl"));
+    let doc = diagnose_json(&dir().join("user-null.jsonl"), &["--events"]);
     let c = &doc["conversations"][0];
     assert_eq!(c["events"]["agent_view"], 4);
     assert_eq!(c["events"]["ui_view"], 10);
@@ -185,7 +193,7 @@ fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
         .collect();
     assert_eq!(marked, sent(&verdicts()["cases"]["user-null"]["sent"]));
 
-    let clean = diagnose_json(&dir().join("clean.jsonl"));
+    let clean = diagnose_json(&dir().join("clean.jsonl"), &["--events"]);
     let c = &clean["conversations"][0];
     assert_eq!(c["verdict"], "resume sends all 10 messages");
     assert_eq!(c["findings"].as_array().unwrap().len(), 0);
@@ -193,11 +201,11 @@ fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
 
 #[test]
 fn a_re_attached_phantom_is_a_warning_and_a_lossy_one_an_error() {
-    let doc = diagnose_json(&dir().join("user-phantom.jsonl"));
+    let doc = diagnose_json(&dir().join("user-phantom.jsonl"), &["--events"]);
     let f = &doc["conversations"][0]["findings"][0];
     assert_eq!(f["check"], "claude-broken-parent");
     assert_eq!(f["severity"], "warning");
-    let doc = diagnose_json(&dir().join("env-phantom.jsonl"));
+    let doc = diagnose_json(&dir().join("env-phantom.jsonl"), &["--events"]);
     let c = &doc["conversations"][0];
     assert_eq!(c["findings"][0]["severity"], "error");
     assert_eq!(c["events"]["agent_view"], 9);
@@ -213,7 +221,7 @@ fn a_project_folder_is_every_session_in_it_and_bad_input_is_a_finding() {
     std::fs::write(proj.join("b.jsonl"), b"\x00\xff{not json\n[1,2]\n").unwrap();
     std::fs::write(proj.join("c.jsonl"), b"").unwrap();
     std::os::unix::fs::symlink("/dev/zero", proj.join("d.jsonl")).unwrap();
-    let doc = diagnose_json(&proj);
+    let doc = diagnose_json(&proj, &["--events"]);
     let convs = doc["conversations"].as_array().unwrap();
     assert_eq!(convs.len(), 3, "the link is not a session: {doc}");
     assert_eq!(convs[1]["findings"][0]["check"], "claude-invalid-line");
@@ -243,18 +251,6 @@ fn a_secret_in_a_session_never_reaches_the_report() {
     );
     assert!(!all.contains(key), "{all}");
     assert!(all.contains("claude-broken-parent"), "{all}");
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -291,7 +287,7 @@ fn repair_relinks_keeps_the_mode_and_undo_is_exact() {
     assert!(std::fs::read(&f).unwrap() == committed);
     let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o640);
-    let doc = diagnose_json(&f);
+    let doc = diagnose_json(&f, &["--events"]);
     assert_eq!(
         doc["conversations"][0]["verdict"],
         "resume sends all 10 messages"
@@ -376,4 +372,210 @@ fn a_folder_with_other_json_lines_is_not_a_project_folder() {
         convo_doctor::claude::shape(tmp.path()),
         Some(convo_doctor::claude::Shape::Project)
     );
+}
+
+fn tools_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude/tools")
+}
+
+/// Calls without their results (fixtures/claude/gen/tools.py, judged by
+/// the real client): the view resends what the client resent, before the
+/// repair and after it.
+#[test]
+fn resent_lines_match_the_real_client_on_every_unpaired_call() {
+    assert!(check_verdicts(&tools_dir()) >= 5);
+    let all: Value =
+        serde_json::from_str(&std::fs::read_to_string(tools_dir().join("verdicts.json")).unwrap())
+            .unwrap();
+    // the killed client's session: the client answers the call itself and
+    // resends it; the view says so, and the check still finds it
+    let s = session::read(&tools_dir().join("killed.jsonl")).unwrap();
+    let v = view::build(&s);
+    assert_eq!(v.interrupted.len(), 1, "the chain ends on the call");
+    assert!(v.unpaired.is_empty());
+    assert!(sent(&all["cases"]["killed"]["sent"]).contains(&(s.lines[v.interrupted[0]].no as u64)));
+    for (case, want) in all["cases"].as_object().unwrap() {
+        let Some(after) = want.get("repaired") else {
+            continue;
+        };
+        let r = session::read(&tools_dir().join(format!("{case}.repaired.jsonl"))).unwrap();
+        let rv = view::build(&r);
+        assert_eq!(
+            lines_of(&r, &rv.resent),
+            sent(&after["sent"]),
+            "{case}: the view of the repaired session"
+        );
+    }
+}
+
+/// `claude-unpaired-tool`'s repair: each answered session is byte for byte
+/// the file the client resumed, and the client then resent every message
+/// of it (the call with the client's own answer, nothing left out); a
+/// result whose call is gone is not answered (only its broken parent is
+/// re-linked, and the client still drops it).
+#[test]
+fn each_answered_call_is_the_session_the_client_resumed_whole() {
+    use convo_doctor::claude::repair::{Edit, Sessions, INTERRUPTED};
+    use convo_doctor::sessions::repair::Adapter;
+    let all: Value =
+        serde_json::from_str(&std::fs::read_to_string(tools_dir().join("verdicts.json")).unwrap())
+            .unwrap();
+    let mut answered = 0;
+    for (case, want) in all["cases"].as_object().unwrap() {
+        let path = tools_dir().join(format!("{case}.jsonl"));
+        let (o, write) = Sessions::plan(&path, true, &|_| true);
+        let Some(after) = want.get("repaired") else {
+            assert!(write.is_none(), "{case}: nothing to repair");
+            continue;
+        };
+        let (before, bytes, _) = write.unwrap_or_else(|| panic!("{case}: a repair: {:?}", o.error));
+        assert_eq!(before, std::fs::read(&path).unwrap());
+        let committed = std::fs::read(tools_dir().join(format!("{case}.repaired.jsonl"))).unwrap();
+        assert!(
+            bytes == committed,
+            "{case}: the repair's bytes are the ones the client judged"
+        );
+        let calls = o
+            .changes
+            .edits
+            .iter()
+            .filter(|e| matches!(e, Edit::Answered(_)))
+            .count();
+        let r = session::parse(bytes.clone());
+        let rv = view::build(&r);
+        if calls == 0 {
+            assert_eq!(case, "call-deleted", "{case}: answered");
+            assert!(
+                !rv.unpaired.is_empty(),
+                "a result without its call stays dropped"
+            );
+            continue;
+        }
+        answered += calls;
+        // the client resent every message of the answered session
+        assert_eq!(
+            sent(&after["sent"]),
+            lines_of(&r, &rv.messages),
+            "{case}: the client resent all of it"
+        );
+        assert!(rv.unpaired.is_empty() && rv.interrupted.is_empty() && rv.broken.is_empty());
+        // each answer is the client's own, right after its call
+        let text = String::from_utf8(bytes).unwrap();
+        assert_eq!(text.matches(INTERRUPTED).count(), 2 * calls, "{case}");
+        // a second run finds nothing left to do
+        let tmp = tempfile::tempdir().unwrap();
+        let again = tmp.path().join("s.jsonl");
+        std::fs::write(&again, &committed).unwrap();
+        assert!(
+            Sessions::plan(&again, true, &|_| true).1.is_none(),
+            "{case}: idempotent"
+        );
+    }
+    assert!(answered >= 5, "{answered} calls answered");
+}
+
+#[test]
+fn answering_a_call_keeps_the_mode_and_undo_is_exact() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("home/.claude/projects/-work-p");
+    std::fs::create_dir_all(&proj).unwrap();
+    let bk = tmp.path().join("backups");
+    let f = proj.join("0b6c6a8e-0000-4000-8000-000000000002.jsonl");
+    let original = std::fs::read(tools_dir().join("result-deleted.jsonl")).unwrap();
+    std::fs::write(&f, &original).unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (p, b) = (f.to_str().unwrap(), bk.to_str().unwrap());
+    let (code, out, _) = cli(&["repair", "--dry-run", p]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("answered as interrupted") && out.contains("[claude-unpaired-tool]"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), original);
+    // --only the other check: the call is not answered
+    let (_, out, _) = cli(&["repair", "--dry-run", "--only", "claude-broken-parent", p]);
+    assert!(!out.contains("answered"), "{out}");
+    let (code, out, err) = cli(&["repair", "--backup-dir", b, "--format", "json", p]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let o = &doc["sessions"][0];
+    assert_eq!(o["status"], "fixed", "{out}");
+    assert_eq!(o["answered"][0]["tool_use_ids"][0], "toolu_P2", "{out}");
+    assert_eq!(
+        o["answered"][0]["written_at"],
+        o["answered"][0]["line"].as_u64().unwrap() + 1
+    );
+    assert_eq!(o["after"], "resume sends all 14 messages", "{out}");
+    let committed = std::fs::read(tools_dir().join("result-deleted.repaired.jsonl")).unwrap();
+    assert!(std::fs::read(&f).unwrap() == committed);
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+    let run = std::fs::read_dir(&bk).unwrap().next().unwrap().unwrap();
+    let run = run.file_name().into_string().unwrap();
+    let (code, out, err) = cli(&["undo", "--backup-dir", b, &run]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(std::fs::read(&f).unwrap() == original);
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+}
+
+/// A subagent (fixtures/claude/tools, case `agent`, written by the real
+/// client): 2.1.328 writes its transcript beside the session, in
+/// `<session>/subagents/agent-<id>.jsonl` (every record `isSidechain`),
+/// and tells the main chain it finished with a task notification, which
+/// resume resends (the view too: check_verdicts). A project folder holding
+/// both is one session: the transcript is not listed as one of its own.
+#[test]
+fn a_subagent_transcript_beside_the_session_is_not_a_session() {
+    let sub = session::read(&tools_dir().join("agent.subagent.jsonl")).unwrap();
+    assert!(sub
+        .records()
+        .filter(|(_, r)| r.in_tree())
+        .all(|(_, r)| r.sidechain));
+    let main = session::read(&tools_dir().join("agent.jsonl")).unwrap();
+    assert!(main.records().all(|(_, r)| !r.sidechain));
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join(".claude/projects/-p");
+    let sid = "6ee42624-8448-43b1-b20c-e02e00133f99";
+    std::fs::create_dir_all(proj.join(sid).join("subagents")).unwrap();
+    std::fs::copy(
+        tools_dir().join("agent.jsonl"),
+        proj.join(format!("{sid}.jsonl")),
+    )
+    .unwrap();
+    std::fs::copy(
+        tools_dir().join("agent.subagent.jsonl"),
+        proj.join(sid).join("subagents/agent-a1.jsonl"),
+    )
+    .unwrap();
+    for p in [proj.clone(), tmp.path().join(".claude/projects")] {
+        let doc = diagnose_json(&p, &["--events"]);
+        let convs = doc["conversations"].as_array().unwrap();
+        assert_eq!(convs.len(), 1, "{doc}");
+        assert_eq!(convs[0]["verdict"], "resume sends all 10 messages", "{doc}");
+    }
+}
+
+/// A result whose call is gone is not said to be fixable (the repair does
+/// not answer it); a call whose result is gone is.
+#[test]
+fn only_a_call_without_its_result_is_fixable() {
+    let fixable = |case: &str| -> Vec<bool> {
+        let doc = diagnose_json(&tools_dir().join(format!("{case}.jsonl")), &[]);
+        doc["conversations"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["check"] == "claude-unpaired-tool")
+            .map(|f| f["fixable"].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(fixable("call-deleted"), vec![false]);
+    assert_eq!(fixable("result-deleted"), vec![true]);
+    assert_eq!(fixable("killed"), vec![true]);
 }

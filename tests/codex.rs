@@ -6,8 +6,10 @@
 //! client's; each repaired rollout is byte for byte the one the client
 //! resumed, and resends what convo-doctor says.
 
+mod common;
+
+use common::{cli, diagnose_json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -150,30 +152,6 @@ fn resent_lines_match_the_real_client_on_every_fuzz_case() {
     assert!(cases.len() >= 30, "{} cases", cases.len());
 }
 
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn diagnose_json(path: &Path) -> Value {
-    let (code, out, err) = cli(&[
-        "diagnose",
-        "--format",
-        "json",
-        "--events",
-        path.to_str().unwrap(),
-    ]);
-    assert!(code >= 0, "no crash: {err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
-}
-
 /// A CODEX_HOME holding the fixture `case` as its one rollout, under its
 /// real file name: (home, rollout path).
 fn home_with(tmp: &Path, case: &str) -> (PathBuf, PathBuf) {
@@ -192,7 +170,7 @@ fn home_with(tmp: &Path, case: &str) -> (PathBuf, PathBuf) {
 fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
     let tmp = tempfile::tempdir().unwrap();
     let (home, _) = home_with(tmp.path(), "meta-twice");
-    let doc = diagnose_json(&home);
+    let doc = diagnose_json(&home, &["--events"]);
     let c = &doc["conversations"][0];
     assert_eq!(c["events"]["ui_view"], 12);
     assert_eq!(c["events"]["agent_view"], 6);
@@ -217,14 +195,14 @@ fn diagnose_says_what_resume_sends_and_where_it_is_cut() {
     assert_eq!(marked, nums(&all["cases"]["meta-twice"]["sent"]));
 
     // a rollout the client cannot resume: load_error, no agent view
-    let doc = diagnose_json(&dir().join("no-meta.jsonl"));
+    let doc = diagnose_json(&dir().join("no-meta.jsonl"), &["--events"]);
     let c = &doc["conversations"][0];
     assert!(c["load_error"].is_object(), "{c}");
     assert!(c["events"]["agent_view"].is_null());
     assert_eq!(c["findings"][0]["check"], "codex-missing-session-meta");
 
     // the sessions folder of the fixtures: every rollout, none a Claude one
-    let doc = diagnose_json(&dir());
+    let doc = diagnose_json(&dir(), &["--events"]);
     let n = doc["conversations"].as_array().unwrap().len();
     assert!(n >= 20, "{n}");
 }
@@ -277,7 +255,7 @@ fn bad_input_is_a_finding_and_a_link_is_not_followed() {
         day.join(format!("rollout-2026-01-01T00-00-03-{id}4.jsonl")),
     )
     .unwrap();
-    let doc = diagnose_json(&tmp.path().join("sessions"));
+    let doc = diagnose_json(&tmp.path().join("sessions"), &["--events"]);
     let convs = doc["conversations"].as_array().unwrap();
     assert_eq!(convs.len(), 3, "the link is not a rollout: {doc}");
     // the first names another id than its file name: cannot resume
@@ -339,7 +317,7 @@ fn repair_rebuilds_the_meta_keeps_the_mode_and_undo_is_exact() {
     assert!(std::fs::read(&f).unwrap() == committed);
     let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o640);
-    let doc = diagnose_json(&f);
+    let doc = diagnose_json(&f, &["--events"]);
     assert_eq!(
         doc["conversations"][0]["verdict"],
         "resume sends all 12 items"
@@ -516,7 +494,7 @@ fn archived_rollouts_are_diagnosed_and_never_repaired() {
             "00000000-0000-4000-8000-0000000000a1",
         );
     std::fs::write(&f, &bytes).unwrap();
-    let doc = diagnose_json(&home);
+    let doc = diagnose_json(&home, &["--events"]);
     let convs = doc["conversations"].as_array().unwrap();
     assert_eq!(convs.len(), 2, "{doc}");
     let a = convs

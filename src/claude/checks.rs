@@ -72,10 +72,24 @@ session_check! {
 (a record deleted, cut off by a broken link, or a call interrupted). The API \
 refuses unpaired tool blocks; measured with the real client (2.1.328, the \
 differential fuzzer's cases in fixtures/claude/fuzz): it drops such a message \
-from what it resends. No automatic repair yet: answering the call the way \
-the client answers an interrupted one is not proven with the client yet. \
-See docs/claude-code.md.",
-    repair: Repair::manual("answering an interrupted call the way the client does is not proven with the client yet"),
+from what it resends. A call the chain ends on (a client killed while the \
+tool ran) it answers itself when it resumes: it writes a `tool_result` \
+\"[Tool call interrupted: the session ended before this call's result was \
+recorded ...]\" (`is_error`, `toolDenialKind: interrupted`) and resends the \
+call (a warning too: another client version may not). The repair writes \
+that same answer for each call on the chain whose result is nowhere in the \
+file, on a new line right after the call, and re-links the call's child on \
+the chain onto it, so the client resends the call with its answer \
+(fixtures/claude/tools). A result whose call is not on the chain is not \
+repaired: putting the call back would mean writing the model's words. See \
+docs/claude-code.md.",
+    repair: Repair {
+        applicability: Applicability::Safe,
+        phase: crate::edit::Phase::Links,
+        what: "Claude Code sessions: answer a call whose result was never recorded the way the client does (a tool_result \"[Tool call interrupted: ...]\", is_error) on a new line after it, its child re-linked onto the answer, so `--resume` resends the call",
+        guards: "the file is a Claude Code session; the call is on the resumed chain, alone in its record, and no line holds its result; its child on the chain names it as parent; only the child's `parentUuid` changes and the new line parses to the answer; the answered session resends all it did plus the call",
+        planner: None,
+    },
 }
 
 /// Every Claude Code finding of a session, with its view.
@@ -92,11 +106,23 @@ pub fn run(s: &Session, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
             } else {
                 "a tool_use whose tool_result is not on the resumed chain"
             };
-            out.push(Finding::new(
+            let mut f = Finding::new(
                 UNPAIRED_TOOL,
                 Severity::Warning,
                 s.line_name(i),
                 format!("{what}: the client drops this message when it resumes"),
+            );
+            // a result without its call is not repaired (the call would be
+            // the model's words, which the file no longer holds)
+            f.fixable &= !r.tool_uses.is_empty();
+            out.push(f);
+        }
+        for &i in &v.interrupted {
+            out.push(Finding::new(
+                UNPAIRED_TOOL,
+                Severity::Warning,
+                s.line_name(i),
+                "the chain ends on a tool_use whose result was never recorded (a client stopped while the tool ran): the client (2.1.328) answers it itself as interrupted when it resumes".to_string(),
             ));
         }
     }

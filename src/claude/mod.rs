@@ -8,9 +8,12 @@
 //! folders give, so every renderer shows it: `events` counted in the
 //! client's units (lines, records, messages), `load_error` when the client
 //! cannot resume, `event_list` one row per record.
-//! [`repair`] re-links broken parents with a backup, a diff and an undo.
+//! [`repair`] re-links broken parents and answers calls whose results were
+//! never recorded ([`answer`]), with a backup, a diff and an undo.
 
+pub mod answer;
 pub mod checks;
+pub mod edits;
 pub mod repair;
 pub mod session;
 pub mod view;

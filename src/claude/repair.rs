@@ -1,17 +1,20 @@
 //! Re-linking a broken parent (`claude-broken-parent`): planned and proven
-//! here, from the session and its view, and brought to the JSONL core's
-//! repair run ([`Sessions`]); nothing is written by this module.
+//! here, from the session and its view; with the calls answered
+//! ([`super::answer`], `claude-unpaired-tool`) on the re-linked session,
+//! brought to the JSONL core's repair run ([`Sessions`]); nothing is
+//! written by this module.
 
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use serde_json::Value;
 
-use super::checks::BROKEN_PARENT;
+use super::checks::{BROKEN_PARENT, UNPAIRED_TOOL};
 use super::session::{Parent, Session};
 use super::view::{Broken, View};
-use crate::sessions::repair::{Adapter, Changes, Rewrite};
+use crate::sessions::repair::{Adapter, Rewrite};
+
+pub use super::answer::{apply_answers, plan_answers, Answer, INTERRUPTED};
+pub use super::edits::{Answered, Edit, Relinked, Relinks};
 
 /// One planned re-link: line index `at` gets `parentUuid` = `to_uuid` (the
 /// record written before it, line index `to`), or null for a compaction's
@@ -169,49 +172,6 @@ pub fn parent_of(s: &Session, at: usize) -> Option<&Parent> {
     s.lines[at].record().map(|r| &r.parent)
 }
 
-/// One re-link, as reported.
-#[derive(Debug, Serialize)]
-pub struct Relinked {
-    pub line: usize,
-    /// `null`, the phantom uuid, or the loop's target, as written.
-    pub parent_was: Option<String>,
-    /// `null` for a compaction's boundary.
-    pub parent_now: Option<String>,
-    /// The line of the record it now names.
-    pub to_line: Option<usize>,
-}
-
-/// The re-links of one session, as reported (`relinked` in JSON).
-#[derive(Debug, Default, Serialize)]
-pub struct Relinks {
-    pub relinked: Vec<Relinked>,
-}
-
-impl Changes for Relinks {
-    type Item = Relinked;
-
-    fn items(&self) -> &[Relinked] {
-        &self.relinked
-    }
-
-    fn human(l: &Relinked, w: &mut dyn Write, r: &dyn Fn(&str) -> String) -> io::Result<()> {
-        let now = match (&l.parent_now, l.to_line) {
-            (Some(p), Some(t)) => format!("\"{}\" (line {t})", r(p)),
-            (Some(p), None) => format!("\"{}\"", r(p)),
-            (None, _) => "null (a compaction's boundary is a root)".into(),
-        };
-        let was = match &l.parent_was {
-            Some(p) => format!("\"{}\"", r(p)),
-            None => "null".into(),
-        };
-        let line = l.line;
-        writeln!(
-            w,
-            "  line {line}: parentUuid {was} -> {now} [claude-broken-parent]"
-        )
-    }
-}
-
 /// What became of one session.
 pub type Outcome = crate::sessions::repair::Outcome<Relinks>;
 
@@ -240,22 +200,17 @@ impl Adapter for Sessions {
         dry_run: bool,
         selected: &dyn Fn(&str) -> bool,
     ) -> (Outcome, Option<Rewrite>) {
-        if selected(BROKEN_PARENT) {
-            return plan_one(path, dry_run);
-        }
-        let (mut o, _) = plan_one(path, true);
-        if o.status == "would-fix" {
-            o.status = "unchanged";
-            o.changes.relinked.clear();
-            o.after = o.before.clone();
-        }
-        (o, None)
+        plan_one(path, dry_run, selected)
     }
 }
 
 /// Plan one session: the outcome and, when there is something to write,
 /// the bytes read and the bytes to write.
-fn plan_one(path: &Path, dry_run: bool) -> (Outcome, Option<Rewrite>) {
+fn plan_one(
+    path: &Path,
+    dry_run: bool,
+    selected: &dyn Fn(&str) -> bool,
+) -> (Outcome, Option<Rewrite>) {
     let o = Outcome::new(path);
     let a = match super::Analysis::load(path) {
         Ok(a) => a,
@@ -267,42 +222,112 @@ fn plan_one(path: &Path, dry_run: bool) -> (Outcome, Option<Rewrite>) {
         ..o
     };
     o.after = o.before.clone();
-    let relinks = plan(&a.session, &a.view);
-    if relinks.is_empty() {
+    let relinks = if selected(BROKEN_PARENT) {
+        plan(&a.session, &a.view)
+    } else {
+        Vec::new()
+    };
+    let mut checks = Vec::new();
+    let mut bytes = a.session.bytes.clone();
+    if !relinks.is_empty() {
+        bytes = match apply(&a.session, &relinks) {
+            Ok(b) => b,
+            Err(why) => {
+                let why = format!("the re-link could not be proven ({why}); nothing was changed");
+                return (o.failed(why), None);
+            }
+        };
+        // the second proof: the repaired session as the client would walk it
+        let fixed = super::Analysis {
+            view: super::view::build(&super::session::parse(bytes.clone())),
+            session: super::session::parse(bytes.clone()),
+        };
+        let relinked: std::collections::HashSet<usize> = relinks.iter().map(|r| r.at).collect();
+        let worse = fixed.view.resent.len() < a.view.resent.len()
+            || fixed.view.broken.iter().any(|b| relinked.contains(&b.at));
+        if worse {
+            let why = "the re-linked session would not resend more; nothing was changed";
+            return (o.failed(why.into()), None);
+        }
+        checks.push(BROKEN_PARENT);
+        for r in &relinks {
+            let rec = a.session.lines[r.at].record().expect("a record");
+            o.changes.edits.push(Edit::Relinked(Relinked {
+                line: a.session.lines[r.at].no,
+                parent_was: match &rec.parent {
+                    Parent::Id(p) => Some(p.clone()),
+                    _ => None,
+                },
+                parent_now: r.to_uuid.clone(),
+                to_line: r.to.map(|t| a.session.lines[t].no),
+            }));
+        }
+    }
+    // the calls without a result, answered on the re-linked session
+    let mid = super::Analysis {
+        view: super::view::build(&super::session::parse(bytes.clone())),
+        session: super::session::parse(bytes.clone()),
+    };
+    let answers = if selected(UNPAIRED_TOOL) {
+        plan_answers(&mid.session, &mid.view)
+    } else {
+        Vec::new()
+    };
+    if !answers.is_empty() {
+        let (b, done) = match apply_answers(&mid.session, &mid.view, &answers) {
+            Ok(x) => x,
+            Err(why) => {
+                let why = format!(
+                    "the answer to a call could not be proven ({why}); nothing was changed"
+                );
+                return (o.failed(why), None);
+            }
+        };
+        // the proof: the answered session resends every message it did,
+        // each call answered and its answer, and has no new broken link
+        let after = super::view::build(&super::session::parse(b.clone()));
+        let after_s = super::session::parse(b.clone());
+        let uuids = |s: &Session, idx: &[usize]| -> std::collections::HashSet<String> {
+            idx.iter()
+                .filter_map(|&i| s.lines[i].record().and_then(|r| r.uuid.clone()))
+                .collect()
+        };
+        let now = uuids(&after_s, &after.resent);
+        let mut want = uuids(&mid.session, &mid.view.resent);
+        want.extend(uuids(
+            &mid.session,
+            &answers.iter().map(|x| x.at).collect::<Vec<_>>(),
+        ));
+        let calls: std::collections::HashSet<&str> =
+            answers.iter().map(|x| x.id.as_str()).collect();
+        let still = after
+            .unpaired
+            .iter()
+            .chain(after.interrupted.iter())
+            .any(|&i| {
+                after_s.lines[i].record().is_some_and(|r| {
+                    r.tool_uses
+                        .iter()
+                        .chain(r.tool_results.iter())
+                        .any(|t| calls.contains(t.as_str()))
+                })
+            });
+        if !want.is_subset(&now) || still || after.broken.len() > mid.view.broken.len() {
+            let why = "the session with the calls answered would not resend each call and all it did; nothing was changed";
+            return (o.failed(why.into()), None);
+        }
+        bytes = b;
+        checks.push(UNPAIRED_TOOL);
+        o.changes.edits.extend(done.into_iter().map(Edit::Answered));
+    }
+    if checks.is_empty() {
         return (o, None);
     }
-    let bytes = match apply(&a.session, &relinks) {
-        Ok(b) => b,
-        Err(why) => {
-            let why = format!("the re-link could not be proven ({why}); nothing was changed");
-            return (o.failed(why), None);
-        }
-    };
-    // the second proof: the repaired session as the client would walk it
     let fixed = super::Analysis {
         view: super::view::build(&super::session::parse(bytes.clone())),
         session: super::session::parse(bytes.clone()),
     };
-    let relinked: std::collections::HashSet<usize> = relinks.iter().map(|r| r.at).collect();
-    let worse = fixed.view.resent.len() < a.view.resent.len()
-        || fixed.view.broken.iter().any(|b| relinked.contains(&b.at));
-    if worse {
-        let why = "the re-linked session would not resend more; nothing was changed";
-        return (o.failed(why.into()), None);
-    }
     o.after = super::verdict(&fixed);
-    for r in &relinks {
-        let rec = a.session.lines[r.at].record().expect("a record");
-        o.changes.relinked.push(Relinked {
-            line: a.session.lines[r.at].no,
-            parent_was: match &rec.parent {
-                Parent::Id(p) => Some(p.clone()),
-                _ => None,
-            },
-            parent_now: r.to_uuid.clone(),
-            to_line: r.to.map(|t| a.session.lines[t].no),
-        });
-    }
     o.status = if dry_run { "would-fix" } else { "fixed" };
-    (o, Some((a.session.bytes, bytes, vec![BROKEN_PARENT])))
+    (o, Some((a.session.bytes, bytes, checks)))
 }

@@ -87,6 +87,13 @@ pub struct View {
     /// Messages on the chain the client drops: a `tool_use` without its
     /// `tool_result` on the chain, or a `tool_result` without its `tool_use`.
     pub unpaired: Vec<usize>,
+    /// A call the chain ends on (the chain's last record, an assistant
+    /// message whose `tool_use` has no `tool_result` anywhere): the client
+    /// answers it itself when it resumes (a `tool_result` "[Tool call
+    /// interrupted: the session ended before this call's result was
+    /// recorded …]", written to the file) and resends it; measured with
+    /// 2.1.328 on a session whose client was killed during the call.
+    pub interrupted: Vec<usize>,
     /// Tool results off the chain the client fetches for a call on it.
     pub fetched: Vec<usize>,
     /// Messages written before the chain's compaction boundary: compacted on
@@ -321,6 +328,21 @@ pub fn build(s: &Session) -> View {
     }
     for &j in &fetched {
         results.extend(rec(j).tool_results.iter().map(String::as_str));
+    }
+    // the call the chain ends on, its result nowhere: the client answers it
+    if let Some(&last) = v.chain.last() {
+        let r = rec(last);
+        if r.is_message()
+            && r.kind == "assistant"
+            && !r.tool_uses.is_empty()
+            && r.tool_results.is_empty()
+            && r.tool_uses
+                .iter()
+                .all(|u| !results.contains(u.as_str()) && !result_at.contains_key(u.as_str()))
+        {
+            v.interrupted.push(last);
+            results.extend(r.tool_uses.iter().map(String::as_str));
+        }
     }
     let mut candidates = on_chain_msgs;
     candidates.extend(fetched.iter().copied());

@@ -44,3 +44,31 @@ fn a_tool_use_without_its_result_is_a_warning_on_its_line() {
     only(&f, "claude-unpaired-tool", "warning");
     assert!(findings(fixture("clean.jsonl")).is_empty());
 }
+
+/// The repair answers the call as the client answers one whose result was
+/// never recorded, right after it, and re-links the next record onto the
+/// answer: the pair is whole and the finding gone. Only with the check
+/// selected.
+#[test]
+fn a_tool_use_without_its_result_is_answered_by_the_repair() {
+    use convo_doctor::claude::repair::{Edit, Sessions, INTERRUPTED};
+    use convo_doctor::sessions::repair::Adapter;
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("s.jsonl");
+    let damaged = without_the_tool_result();
+    std::fs::write(&f, &damaged).unwrap();
+    let (o, write) = Sessions::plan(&f, true, &|_| true);
+    let (before, after, checks) = write.expect("a repair");
+    assert_eq!(before, damaged);
+    assert_eq!(checks, vec!["claude-unpaired-tool"]);
+    assert!(matches!(o.changes.edits.as_slice(), [Edit::Answered(_)]));
+    assert_eq!(
+        after.split(|&b| b == b'\n').count(),
+        damaged.split(|&b| b == b'\n').count() + 1,
+        "one line written"
+    );
+    assert!(String::from_utf8_lossy(&after).contains(INTERRUPTED));
+    assert!(findings(after).is_empty());
+    let (_, none) = Sessions::plan(&f, true, &|c| c == "claude-broken-parent");
+    assert!(none.is_none(), "not without the check");
+}

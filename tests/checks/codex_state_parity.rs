@@ -6,6 +6,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::common::{cli, diagnose_json};
+
 fn rollout_name() -> String {
     super::codex_common::rollout_name()
 }
@@ -34,15 +36,6 @@ fn home(tmp: &Path, day: &str, rows: &[(&str, &Path)]) -> std::path::PathBuf {
     home
 }
 
-fn diagnose(p: &Path) -> Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(["diagnose", "--format", "json"])
-        .arg(p)
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// What the real client did in each state case (fixtures/codex/sessions/
 /// state.json, gen.py's `state_cases`): whether it resumed.
 fn client_resumed(case: &str) -> bool {
@@ -64,7 +57,7 @@ fn a_row_naming_a_rollout_that_is_gone_is_an_error_on_the_rollout_found() {
         .join("codex-home/sessions/2026/12/03")
         .join(rollout_name());
     let h = home(tmp.path(), "2026/01/01", &[(&id(), &old)]);
-    let doc = diagnose(&h);
+    let doc = diagnose_json(&h, &[]);
     let c = &doc["conversations"][0];
     assert_eq!(c["findings"][0]["check"], "codex-state-parity", "{c}");
     assert_eq!(c["findings"][0]["severity"], "error");
@@ -94,7 +87,7 @@ fn a_row_whose_rollout_is_nowhere_is_reported_under_the_path_it_names() {
             ("00000000-0000-4000-8000-000000000009", &lost),
         ],
     );
-    let doc = diagnose(&h);
+    let doc = diagnose_json(&h, &[]);
     let convs = doc["conversations"].as_array().unwrap();
     assert_eq!(convs.len(), 2, "{doc}");
     // the rollout that is here and listed: clean
@@ -108,7 +101,7 @@ fn a_row_whose_rollout_is_nowhere_is_reported_under_the_path_it_names() {
 fn a_rollout_without_a_row_is_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
     let h = home(tmp.path(), "2026/12/03", &[]);
-    let doc = diagnose(&h);
+    let doc = diagnose_json(&h, &[]);
     let c = &doc["conversations"][0];
     assert_eq!(c["findings"][0]["check"], "codex-state-parity", "{c}");
     assert_eq!(c["findings"][0]["severity"], "warning");
@@ -155,7 +148,7 @@ fn the_state_database_is_read_once_per_scan() {
     }
     assert_eq!(state::times_read(&db), 1);
     // the binary's own scan says the same rows
-    let doc = diagnose(&h);
+    let doc = diagnose_json(&h, &[]);
     assert_eq!(doc["conversations"].as_array().unwrap().len(), 5);
     // a write to the database: read again
     let c = rusqlite::Connection::open(&db).unwrap();
@@ -205,18 +198,6 @@ fn db_files(db: &Path) -> Vec<(String, Vec<u8>)> {
             std::fs::read(&p).ok().map(|b| (p, b))
         })
         .collect()
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_convo-doctor"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// The repair writes the row the client writes (every column the client's
@@ -305,7 +286,7 @@ fn a_rollout_without_a_row_gets_the_row_the_client_writes_and_undo_is_exact() {
     assert_eq!(v["cases"]["resume-last"]["last-after-repair"], "this");
     assert_eq!(v["cases"]["rollout-without-row"]["listed_db_only"], false);
     // diagnose is content; undo puts every file back
-    let doc = diagnose(&h);
+    let doc = diagnose_json(&h, &[]);
     assert!(
         doc["conversations"][0]["findings"]
             .as_array()

@@ -530,3 +530,20 @@ pub fn without_code_spans(s: &str) -> String {
     }
     out
 }
+
+/// Run the built binary with no extra environment: (exit code, stdout,
+/// stderr).
+pub fn cli(args: &[&str]) -> (i32, String, String) {
+    run(args, &[])
+}
+
+/// `diagnose --format json [extra…] PATH`, parsed; a crash (no exit code)
+/// or output that is not JSON fails the test with what it printed.
+pub fn diagnose_json(path: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["diagnose", "--format", "json"];
+    args.extend(extra);
+    args.push(s(path));
+    let (code, out, err) = cli(&args);
+    assert!(code >= 0, "no crash: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
+}
