@@ -78,7 +78,8 @@ pub struct OpenCall {
     /// call. `None` when the action is the branch's last event, a call
     /// still pending.
     pub next: Option<usize>,
-    /// A readable event off the branch that answers it, if any.
+    /// A readable event that answers it, off the branch or before it on
+    /// the branch (where the SDK does not count it), if any.
     pub answer_elsewhere: Option<usize>,
 }
 
@@ -111,7 +112,10 @@ pub fn open_calls(ctx: &Ctx, branch: &[usize]) -> Vec<OpenCall> {
             by_call.entry(tc).or_default().push(k);
         }
     }
-    for j in (0..ctx.reader.len()).filter(|j| !at.contains_key(j)) {
+    // (an answer on the branch is before the call: the SDK matches an
+    // answer only after its call, `get_unmatched_actions` walking back)
+    let calls: std::collections::HashSet<usize> = open.iter().copied().collect();
+    for j in (0..ctx.reader.len()).filter(|j| !calls.contains(j)) {
         let Ok(r) = ctx.reader.read(j) else { continue };
         let ks = match answer(r) {
             Some(Answer::Action(id)) => by_action.get(id),

@@ -164,7 +164,7 @@ pub(super) fn prove(before: &Pass, r: &Reached) -> Result<(), Offence> {
                 ran: Vec::new(),
                 checks: all_checks(),
                 why: format!(
-                    "the repair would leave the tool call of {} open on the agent's branch while its result ({answer}) is off it: the agent would run that tool again",
+                    "the repair would leave the tool call of {} open on the agent's branch while its result ({answer}) is off it or before it: the agent would run that tool again",
                     o.file
                 ),
             });
