@@ -48,10 +48,12 @@ pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
     }
     // where its parent and children are: every link points back in index
     // order once it is home
+    // (a parent in no file constrains nothing: `index-gap` or
+    // `dangling-parent` sees to it once the JSON is home)
     let parent_at = match &rec.parent {
         ParentRef::Id(p) => {
             let p: &str = p;
-            Some(ctx.index.id_to_idx.get(p).copied()?)
+            ctx.index.id_to_idx.get(p).copied()
         }
         _ => None,
     };
