@@ -150,6 +150,43 @@ fn run_pass(a: &Analysis, s: &Setup, blocked: &BTreeMap<&'static str, String>) -
 /// the proof go through it; `persist::apply` writes through it). Writes
 /// nothing.
 pub fn plan(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
+    let p = plan_once(dir, display.clone(), opts);
+    // an unsafe run that can prove no change does what a safe run proves:
+    // it never does less (the trial rule below recovers most such runs;
+    // this is the floor under it)
+    let proof_failed = p
+        .refused
+        .as_ref()
+        .is_none_or(|r| matches!(r.kind, Refusal::Proof));
+    if !opts.unsafe_fixes || p.has_changes() || !proof_failed {
+        return p;
+    }
+    let safe = RepairOptions {
+        unsafe_fixes: false,
+        ..*opts
+    };
+    let mut s = plan_once(dir, display, &safe);
+    if !s.has_changes() {
+        return p;
+    }
+    s.notes.push(
+        "no set of unsafe repairs could be proven safe here; only what a safe run proves is made (each unsafe repair left says why)"
+            .into(),
+    );
+    // what both runs leave says why the unsafe run could not make it
+    for l in p.left {
+        if let Some(x) = s
+            .left
+            .iter_mut()
+            .find(|x| x.check == l.check && x.file == l.file)
+        {
+            *x = l;
+        }
+    }
+    s
+}
+
+fn plan_once(dir: &DirFd, display: String, opts: &RepairOptions) -> Plan {
     let version = opts.version();
     let stamp_before = stamp_at(dir);
     let first = Analysis::load_at(dir, version, &Overlay::new(), None);
