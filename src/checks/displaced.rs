@@ -4,8 +4,8 @@
 //! one of the two files is lost: deleted, emptied or cut short. What is left
 //! is a file named for event `Y` holding the JSON of event `X`, while the
 //! file named for `X` cannot be read (or, `X` being the event right after
-//! `Y`, its index is missing, or it was the last). `Y`'s own JSON is gone; `X`'s is whole, in
-//! the wrong file. The SDK indexes by file name, so it reads `X`'s JSON
+//! `Y`, its index is missing, or it was the last). `Y`'s own JSON is gone;
+//! `X`'s is whole, in the wrong file. The SDK indexes by file name, so it reads `X`'s JSON
 //! as event `Y`: where `X` is `Y`'s child, the event names itself as its
 //! parent (`Cycle in event tree`); elsewhere its links point forward.
 //!
@@ -18,6 +18,7 @@
 
 use super::Ctx;
 use crate::store::ParentRef;
+use std::collections::HashMap;
 
 /// Where a displaced JSON goes back to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,9 +31,42 @@ pub enum Home {
     Free(u64),
 }
 
+/// What [`home`] asks of every event, read once per plan: how many files
+/// hold each JSON id, the first file that names each id as its parent, and
+/// the files named for each id (so a folder of many moved JSONs stays
+/// linear).
+pub struct Tables<'a> {
+    holders: HashMap<&'a str, u32>,
+    first_child: HashMap<&'a str, usize>,
+    named: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> Tables<'a> {
+    pub fn new(ctx: &Ctx<'a>) -> Tables<'a> {
+        let r = &ctx.reader;
+        let mut t = Tables {
+            holders: HashMap::new(),
+            first_child: HashMap::new(),
+            named: HashMap::new(),
+        };
+        for j in 0..r.len() {
+            if let Some(x) = r.record(j) {
+                if let Some(id) = x.id.as_deref() {
+                    *t.holders.entry(id).or_default() += 1;
+                }
+                if let Some(p) = x.parent.id() {
+                    t.first_child.entry(p).or_insert(j);
+                }
+            }
+            t.named.entry(r.id(j)).or_default().push(j);
+        }
+        t
+    }
+}
+
 /// Where event `i`'s JSON (an id other than its file name's) goes back to,
 /// if it was displaced: `json` is its JSON id.
-pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
+pub fn home(ctx: &Ctx, t: &Tables, i: usize, json: &str) -> Option<Home> {
     // only where the SDK refuses the folder: moving a JSON is a reading,
     // and a folder that loads keeps the one it has
     ctx.load_error()?;
@@ -40,16 +74,12 @@ pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
     let rec = r.record(i)?;
     let name_id = r.id(i);
     // the JSON is held by this file alone (a second copy is another shape)
-    let holders = (0..r.len())
-        .filter(|&j| r.record(j).and_then(|x| x.id.as_deref()) == Some(json))
-        .count();
-    if holders != 1 {
+    if t.holders.get(json).copied() != Some(1) {
         return None;
     }
     // where its parent and children are: every link points back in index
-    // order once it is home
-    // (a parent in no file constrains nothing: `index-gap` or
-    // `dangling-parent` sees to it once the JSON is home)
+    // order once it is home (a parent in no file constrains nothing:
+    // `index-gap` or `dangling-parent` sees to it once the JSON is home)
     let parent_at = match &rec.parent {
         ParentRef::Id(p) => {
             let p: &str = p;
@@ -57,12 +87,9 @@ pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
         }
         _ => None,
     };
-    let children: Vec<usize> = (0..r.len())
-        .filter(|&j| r.record(j).is_some_and(|x| x.parent.id() == Some(json)))
-        .collect();
-    let fits = |at: usize| parent_at.is_none_or(|p| p < at) && children.iter().all(|&c| c > at);
-    let named: Vec<usize> = (0..r.len()).filter(|&j| r.id(j) == json).collect();
-    match named.as_slice() {
+    let first_child = t.first_child.get(json).copied();
+    let fits = |at: usize| parent_at.is_none_or(|p| p < at) && first_child.is_none_or(|c| c > at);
+    match t.named.get(json).map(Vec::as_slice).unwrap_or_default() {
         [j] if *j != i && r.record(*j).is_none() && fits(*j) => Some(Home::Unreadable(*j)),
         [] => {
             // no file is named for it: only where it names `Y` as its parent
@@ -75,7 +102,7 @@ pub fn home(ctx: &Ctx, i: usize, json: &str) -> Option<Home> {
                 Some(_) => None,
                 None => Some(r.len() as u64),
             };
-            free.filter(|_| own_child && children.is_empty())
+            free.filter(|_| own_child && first_child.is_none())
                 .map(Home::Free)
         }
         _ => None,
@@ -127,7 +154,8 @@ pub fn goes_to_the_gap(ctx: &Ctx) -> bool {
         .record(last)
         .and_then(|x| x.id.as_deref())
         .filter(|&j| j != ctx.reader.id(last))
-        .is_some_and(
-            |j| matches!(home(ctx, last, j), Some(Home::Free(m)) if ctx.index.gap_at == Some(m)),
-        )
+        .is_some_and(|j| {
+            let t = Tables::new(ctx);
+            matches!(home(ctx, &t, last, j), Some(Home::Free(m)) if ctx.index.gap_at == Some(m))
+        })
 }

@@ -364,6 +364,8 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     for j in 0..ctx.reader.len() {
         *by_name_id.entry(ctx.reader.id(j)).or_default() += 1;
     }
+    // read once, on the first file that asks
+    let mut tables: Option<super::displaced::Tables> = None;
     for (i, json) in mismatched {
         if in_cross.contains(&i) {
             continue;
@@ -385,7 +387,8 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         // there and this slot keeps its id under a placeholder
         // (both ids keep their slots then, so every link that names either
         // still finds it)
-        if let Some(home) = super::displaced::home(ctx, i, json) {
+        let t = tables.get_or_insert_with(|| super::displaced::Tables::new(ctx));
+        if let Some(home) = super::displaced::home(ctx, t, i, json) {
             plan_displaced(ctx, p, i, json, home);
             continue;
         }
