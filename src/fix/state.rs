@@ -432,6 +432,22 @@ impl Virtual {
     /// renamed or taken out (with its original bytes), and every new file.
     /// Files changed and changed back are left alone.
     pub fn composite(&mut self, seen: &dyn Fn(&str) -> Option<Seen>) -> Result<Composite, String> {
+        // An original renamed away or taken out, and a new file made under
+        // its name by a later pass: the composition below keys both by that
+        // name and would keep only the new file (written onto the original,
+        // which apply refuses). Refused here, by name, before anything is
+        // composed.
+        let mut reused: Vec<&String> = self
+            .created
+            .iter()
+            .filter(|n| self.overlay.gone.contains(*n))
+            .collect();
+        reused.sort();
+        if let Some(first) = reused.first() {
+            return Err(format!(
+                "{first} is moved away and a new file is made under its name in the same run, which this repair cannot write as one change"
+            ));
+        }
         // where each original ended up
         let mut now_at: HashMap<String, String> = HashMap::new();
         for (to, orig) in &self.overlay.renamed {
@@ -641,6 +657,58 @@ mod chain_tests {
             bytes: None,
             checks: Vec::new(),
             what: String::new(),
+        }
+    }
+
+    fn change(file: &str, action: crate::edit::Action) -> Change {
+        Change {
+            file: file.into(),
+            action,
+            check: "test",
+            safety: crate::edit::Safety::Safe,
+            what: format!("{file}: test"),
+            declared: crate::edit::Phase::Index,
+        }
+    }
+
+    /// A file renamed away (or taken out) in one pass and a new file made
+    /// under its name in a later pass: the run is refused by name when it is
+    /// composed (it once kept only the new file, which apply refused as a
+    /// file written onto an existing name), and each alone composes.
+    #[test]
+    fn a_name_left_and_taken_again_in_one_run_is_refused_when_composed() {
+        use crate::edit::Action;
+        for away in [Action::Rename("events/b.json".into()), Action::Remove] {
+            let tmp = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(tmp.path().join("events")).unwrap();
+            std::fs::write(tmp.path().join("events/a.json"), b"{\"a\": 1}").unwrap();
+            let dir = crate::store::fsread::DirFd::open(tmp.path()).unwrap();
+            let seen = |_: &str| None;
+
+            let mut alone = Virtual::new(&dir);
+            let (dropped, changed) = alone.apply(&[change("events/a.json", away.clone())]);
+            assert!(dropped.is_empty() && changed);
+            let (_, moves, creates) = alone.composite(&seen).unwrap();
+            assert_eq!((moves.len(), creates.len()), (1, 0));
+
+            let mut v = Virtual::new(&dir);
+            v.apply(&[change("events/a.json", away.clone())]);
+            let create = Action::Create {
+                bytes: b"{\"new\": 1}".to_vec(),
+                like: "events/a.json".into(),
+            };
+            let (dropped, changed) = v.apply(&[change("events/a.json", create)]);
+            assert!(
+                dropped.is_empty() && changed,
+                "the later pass takes the free name"
+            );
+            let why = v.composite(&seen).unwrap_err();
+            assert!(why.contains("events/a.json is moved away"), "{why}");
+            // nothing was written: the original is as it was
+            assert_eq!(
+                std::fs::read(tmp.path().join("events/a.json")).unwrap(),
+                b"{\"a\": 1}"
+            );
         }
     }
 
