@@ -529,7 +529,7 @@ fn complete_runs_prints_only_trusted_run_ids_and_is_hidden() {
     }
     let (code, _, err) = bin(&["man", "__complete-runs"]);
     assert_eq!(code, 2, "{err}");
-    for (rel, bytes) in convo_doctor::commands::completions::packaged_files() {
+    for (rel, bytes) in convo_doctor::commands::packaged::packaged_files() {
         assert!(!rel.contains("complete-runs"), "{rel}");
         if rel.starts_with("share/man/") {
             assert!(
@@ -906,7 +906,7 @@ fn a_missing_shell_fails_under_ci() {
 #[test]
 fn packaged_man_pages_and_completions_match_the_binary() {
     let root = common::repo().join("packaging/convo_doctor.data/data");
-    let want = convo_doctor::commands::completions::packaged_files();
+    let want = convo_doctor::commands::packaged::packaged_files();
     if std::env::var_os("UPDATE_DOCS").is_some() {
         let _ = std::fs::remove_dir_all(&root);
         for (rel, bytes) in &want {

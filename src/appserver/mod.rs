@@ -12,8 +12,10 @@ pub mod events_store;
 pub mod odd_keys;
 pub mod pg;
 pub mod relate;
+pub mod rows;
 mod sqlite;
 pub mod store_errors;
+pub mod store_spec;
 
 pub use relate::{Related, Sources};
 

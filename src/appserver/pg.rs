@@ -14,7 +14,35 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use super::db::{select_list, set, Budget, Limits, PgSpec, Row, Rows};
+use super::rows::{select_list, set, Budget, Limits, Row, Rows};
+
+/// A Postgres connection, parsed once, exactly as the client
+/// (`tokio_postgres::Config`) parses it: the password is what the client
+/// would send (everything after the first `:` up to the first `@`,
+/// percent-decoded, or the `password` query key), remembered by the
+/// redaction layer so that it is replaced wherever it would appear, and
+/// never part of [`PgSpec::display`].
+#[derive(Clone)]
+pub struct PgSpec {
+    pub config: postgres::Config,
+    pub display: String,
+    /// What was passed over on the way (a password file libpq would not
+    /// use), for the run's notes.
+    pub notes: Vec<String>,
+}
+
+impl PartialEq for PgSpec {
+    fn eq(&self, other: &PgSpec) -> bool {
+        self.display == other.display
+    }
+}
+impl Eq for PgSpec {}
+
+impl std::fmt::Debug for PgSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display)
+    }
+}
 
 /// Parse `url` as `tokio_postgres::Config` does and complete it from the
 /// environment as libpq would. The error never quotes the URL.

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context};
 
-use super::db::{select_list, set, Budget, Limits, Row, Rows};
+use super::rows::{select_list, set, Budget, Limits, Row, Rows};
 
 /// The side files SQLite opens beside a database (and may create or write,
 /// even for a read-only connection: the `-shm` is mapped read-write).

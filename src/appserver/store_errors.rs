@@ -10,7 +10,7 @@
 
 use std::error::Error;
 
-use super::events_store::StoreSpec;
+use super::store_spec::StoreSpec;
 
 /// Where the S3 client looks for credentials, in order (docs/appserver.md).
 const S3_CHAIN: &str = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE, the ECS task role (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI), the EC2 instance metadata service at 169.254.169.254";

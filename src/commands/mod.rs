@@ -7,6 +7,7 @@ pub mod completions;
 pub mod diagnose;
 pub mod explain;
 pub mod man;
+pub mod packaged;
 pub mod pipeline;
 pub mod repair;
 pub mod repair_sessions;
