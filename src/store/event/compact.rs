@@ -323,6 +323,8 @@ enum StampRepr {
         tail: u8,
         bits: u64,
     },
+    /// A thin pointer (a `Box<str>` would make the stamp 24 bytes).
+    #[allow(clippy::box_collection)]
     Text(Box<String>),
 }
 
@@ -521,15 +523,14 @@ mod tests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_pointer_width = "64"))]
 mod record_size {
+    /// What a readable event costs in the files vector (issue 27: 208 and
+    /// 304 bytes before these fields were compacted).
     #[test]
     fn the_record_and_the_file() {
-        eprintln!(
-            "EventRecord {} EventFile {} ParentRef {}",
-            std::mem::size_of::<super::super::EventRecord>(),
-            std::mem::size_of::<crate::store::EventFile>(),
-            std::mem::size_of::<super::super::ParentRef>()
-        );
+        assert_eq!(std::mem::size_of::<super::super::EventRecord>(), 128);
+        assert_eq!(std::mem::size_of::<super::super::ParentRef>(), 24);
+        assert_eq!(std::mem::size_of::<crate::store::EventFile>(), 224);
     }
 }
