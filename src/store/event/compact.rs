@@ -5,6 +5,9 @@
 //! 16 bytes). Each spells its text back exactly (a spelling that would not
 //! come back byte for byte is kept as text), so every comparison and every
 //! output stays what it was with the text.
+//!
+//! Long because: the three types share one contract (each spells back
+//! exactly the text it was made from), and the tests of that contract.
 
 use std::collections::HashMap;
 use std::fmt;
