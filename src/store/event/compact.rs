@@ -322,10 +322,7 @@ pub struct Stamp(StampRepr);
 enum StampRepr {
     /// `tail`: the fraction's digits (0–6, bits 0–2), the suffix (bits 3–4:
     /// none, `Z`, `+00:00`), a space for the `T` (bit 5).
-    Packed {
-        tail: u8,
-        bits: u64,
-    },
+    Packed { tail: u8, bits: u64 },
     /// A thin pointer (a `Box<str>` would make the stamp 24 bytes).
     #[allow(clippy::box_collection)]
     Text(Box<String>),
