@@ -115,6 +115,14 @@ fn all() -> &'static [Kinds] {
     })
 }
 
+/// Every event, action and observation kind any release knows.
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    all()
+        .iter()
+        .flat_map(|k| k.event.iter().chain(&k.action).chain(&k.observation))
+        .map(String::as_str)
+}
+
 /// `s` as the kind tables spell it (a `&'static str`), if any release
 /// knows it as an event, action or observation kind: an event record holds
 /// a long kind name without a copy of its own.

@@ -279,7 +279,7 @@ fn disk_path(ctx: &Ctx) -> Vec<usize> {
 fn dangling(ctx: &Ctx, i: usize) -> bool {
     matches!(
         ctx.reader.record(i).map(|rec| &rec.parent),
-        Some(ParentRef::Id(p)) if !ctx.index.id_to_idx.contains_key(p)
+        Some(ParentRef::Id(p)) if !ctx.index.id_to_idx.contains_cid(p)
     )
 }
 

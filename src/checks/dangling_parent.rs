@@ -70,10 +70,10 @@ Repair
             let ParentRef::Id(p) = &rec.parent else {
                 continue;
             };
-            if ctx.index.id_to_idx.contains_key(p) {
+            if ctx.index.id_to_idx.contains_cid(p) {
                 continue;
             }
-            let hidden = hidden_ids.contains(p.as_str());
+            let hidden = hidden_ids.contains(p.spell().as_str());
             let why = if hidden {
                 " (it is beyond the index gap)"
             } else {
@@ -110,11 +110,11 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let ParentRef::Id(parent) = &rec.parent else {
             continue;
         };
-        if ctx.index.id_to_idx.contains_key(parent) {
+        if ctx.index.id_to_idx.contains_cid(parent) {
             continue;
         }
         let rel = ctx.event_path(i);
-        if in_a_file.contains(parent.as_str()) {
+        if in_a_file.contains(parent.spell().as_str()) {
             p.leave(
                 rel,
                 "its parent's file exists but the SDK does not index it: it comes back when the gap is closed or the doubled index decided",
@@ -130,7 +130,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         // call, it answers that one too, or the SDK finds the call
         // unanswered and runs it again on resume
         let answers_it = super::tool_calls::answer(rec)
-            == Some(super::tool_calls::Answer::Action(parent.as_str()))
+            == Some(super::tool_calls::Answer::Action(parent.spell().as_str()))
             && rec.tool_call_id().is_some()
             && ctx.reader.record(t).is_some_and(|a| {
                 a.kind == crate::kinds::ACTION && a.tool_call_id() == rec.tool_call_id()

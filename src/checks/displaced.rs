@@ -17,6 +17,7 @@
 //! folder; `index-gap` waits for it when the slot is the gap.
 
 use super::Ctx;
+use crate::store::event::Id;
 use crate::store::ParentRef;
 use std::collections::HashMap;
 
@@ -37,7 +38,7 @@ pub enum Home {
 /// linear).
 pub struct Tables<'a> {
     holders: HashMap<&'a str, u32>,
-    first_child: HashMap<&'a str, usize>,
+    first_child: HashMap<Id, usize>,
     named: HashMap<&'a str, Vec<usize>>,
 }
 
@@ -81,10 +82,7 @@ pub fn home(ctx: &Ctx, t: &Tables, i: usize, json: &str) -> Option<Home> {
     // order once it is home (a parent in no file constrains nothing:
     // `index-gap` or `dangling-parent` sees to it once the JSON is home)
     let parent_at = match &rec.parent {
-        ParentRef::Id(p) => {
-            let p: &str = p;
-            ctx.index.id_to_idx.get(p).copied()
-        }
+        ParentRef::Id(p) => ctx.index.id_to_idx.get_cid(p).copied(),
         _ => None,
     };
     let first_child = t.first_child.get(json).copied();
@@ -96,7 +94,7 @@ pub fn home(ctx: &Ctx, t: &Tables, i: usize, json: &str) -> Option<Home> {
             // (so it is no event renamed, whose JSON id is its own) and
             // nothing follows it, into the free index right after `Y`'s
             // when that is the log's gap, or after the log's last event
-            let own_child = rec.parent.id() == Some(name_id);
+            let own_child = rec.parent.cid().is_some_and(|p| p.is(name_id));
             let free = match ctx.index.gap_at {
                 Some(g) if g == i as u64 + 1 && i + 1 == r.len() => Some(g),
                 Some(_) => None,
@@ -126,10 +124,9 @@ pub fn placeholder(ctx: &Ctx, i: usize, json: &str, at: usize) -> Vec<u8> {
         _ => ParentRef::Absent,
     };
     let ts = prev
-        .and_then(|(_, x)| x.timestamp.as_deref())
-        .or_else(|| r.record(i).and_then(|x| x.timestamp.as_deref()))
-        .unwrap_or("1970-01-01T00:00:00")
-        .to_string();
+        .and_then(|(_, x)| x.timestamp())
+        .or_else(|| r.record(i).and_then(|x| x.timestamp()))
+        .map_or_else(|| "1970-01-01T00:00:00".to_string(), String::from);
     let what = format!(
         "the JSON of event {json}, which goes back into its own file at index {}; this event's own JSON was lost",
         super::ix(at)

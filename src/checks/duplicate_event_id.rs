@@ -111,8 +111,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         let id = placeholder::derived_id(&seed);
         let why = format!("a byte-for-byte copy of event {}", ix(first));
         let ts = rec
-            .timestamp
-            .clone()
+            .timestamp()
             .unwrap_or_else(|| "1970-01-01T00:00:00".into());
         // A copy of a result answered its action's call: the placeholder
         // answers it in its place (an AgentErrorEvent), since the first

@@ -209,11 +209,11 @@ fn references<'a>(ctx: &'a Ctx) -> impl Fn(&str) -> bool + 'a {
 fn named_ids<'a>(
     ctx: &'a Ctx,
 ) -> (
-    std::collections::HashSet<&'a str>,
+    std::collections::HashSet<crate::store::event::Id>,
     std::collections::HashSet<&'a str>,
 ) {
     let files = &ctx.conv.events.files;
-    let mut named: std::collections::HashSet<&str> = files
+    let mut named: std::collections::HashSet<crate::store::event::Id> = files
         .iter()
         .filter_map(|f| f.record.as_ref().ok())
         .filter_map(|r| r.parent.id())
@@ -225,7 +225,7 @@ fn named_ids<'a>(
         .and_then(|v| v.get("leaf_event_id"))
         .and_then(|v| v.as_str())
     {
-        named.insert(leaf);
+        named.insert(leaf.into());
     }
     let answered = files
         .iter()

@@ -165,7 +165,7 @@ fn compute(ctx: &Ctx) -> Vec<FalseRoot> {
         let mut doubts = Vec::new();
         for i in run.clone() {
             if let Some(ParentRef::Id(p)) = r.record(i).map(|rec| &rec.parent) {
-                match r.index.id_to_idx.get(p) {
+                match r.index.id_to_idx.get_cid(p) {
                     Some(&pi) if pi < legacy_end => {}
                     _ => doubts.push(format!(
                         "the artifact at {} points outside the legacy log",

@@ -4,6 +4,7 @@
 //! round back) read the same ids and must agree.
 
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
+use crate::store::event::Id;
 use crate::view::LoadError;
 
 /// The check's id: stable, kebab-case; scripts depend on it.
@@ -192,14 +193,14 @@ fn home(members: &[usize], k: usize) -> usize {
 }
 
 /// Events by the ids they link to (`parent_id`, `action_id`).
-type LinksInto<'a> = std::collections::HashMap<&'a str, Vec<usize>>;
+type LinksInto = std::collections::HashMap<Id, Vec<usize>>;
 
-fn links_into<'a>(ctx: &Ctx<'a>) -> LinksInto<'a> {
+fn links_into(ctx: &Ctx) -> LinksInto {
     let r = &ctx.reader;
     let mut into: LinksInto = std::collections::HashMap::new();
     for i in 0..r.len() {
         if let Some(rec) = r.record(i) {
-            for to in [rec.parent.id(), rec.action_id()].into_iter().flatten() {
+            for to in rec.links().into_iter().flatten() {
                 into.entry(to).or_default().push(i);
             }
         }
@@ -246,11 +247,11 @@ fn reading(ctx: &Ctx, members: &[usize], into: &LinksInto) -> Option<Reading> {
                 .and_then(|j| at.get(j).copied())
                 .unwrap_or(i);
             let mine = rec.id.as_deref().is_some_and(|j| at.contains_key(j));
-            [rec.parent.id(), rec.action_id()]
+            rec.links()
                 .into_iter()
                 .flatten()
-                .filter(|t| mine || at.contains_key(t))
-                .all(|t| pos(t).is_none_or(|p| p < me))
+                .filter(|t| mine || at.contains_key(t.as_str()))
+                .all(|t| pos(&t).is_none_or(|p| p < me))
         })
     };
     match (causal(Reading::ContentsMoved), causal(Reading::NamesMoved)) {
@@ -344,11 +345,10 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         return;
     }
     // every id something names: parents, action ids, the HEAD
-    let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut named: std::collections::HashSet<Id> = std::collections::HashSet::new();
     for f in &ctx.conv.events.files {
         if let Ok(r) = &f.record {
-            named.extend(r.parent.id());
-            named.extend(r.action_id());
+            named.extend(r.links().into_iter().flatten());
         }
     }
     let leaf = ctx
@@ -357,7 +357,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
         .value()
         .and_then(|v| v.get("leaf_event_id"))
         .and_then(serde_json::Value::as_str);
-    named.extend(leaf);
+    named.extend(leaf.map(Id::new));
     let held: std::collections::HashSet<&str> =
         ctx.conv.events.files.iter().map(|f| f.name_id()).collect();
     let mut by_name_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -411,7 +411,7 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
                 if ctx
                     .reader
                     .record(i)
-                    .is_some_and(|r| r.parent.id() == Some(name_id)) =>
+                    .is_some_and(|r| r.parent.cid().is_some_and(|p| p.is(name_id))) =>
             {
                 p.leave(
                     rel,

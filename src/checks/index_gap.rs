@@ -203,7 +203,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
         Prev {
             id: id.to_string(),
             tree_era: rec.is_some_and(|r| r.parent.is_present()),
-            timestamp: rec.and_then(|r| r.timestamp.as_deref().map(String::from)),
+            timestamp: rec.and_then(|r| r.timestamp().map(String::from)),
             call,
             file: format!("events/{file}"),
         }
@@ -232,8 +232,8 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
             .and_then(|f| f.record.as_ref().ok())
             .and_then(|r| r.parent.id())
             .filter(|id| {
-                !held.contains(id)
-                    && !used.contains(*id)
+                !held.contains(id.as_str())
+                    && !used.contains(id.as_str())
                     && crate::store::event::parse_event_name(
                         &crate::store::event::canonical_name(m, id),
                         true,
@@ -268,7 +268,7 @@ fn fill(ctx: &Ctx, p: &mut crate::edit::Proposals, gap: u64, beyond: &[usize]) {
             .and_then(|q| q.timestamp.clone())
             .or_else(|| {
                 next.and_then(|f| f.record.as_ref().ok())
-                    .and_then(|r| r.timestamp.as_deref().map(String::from))
+                    .and_then(|r| r.timestamp().map(String::from))
             })
             .unwrap_or_else(|| "1970-01-01T00:00:00".into());
         let name = crate::store::event::canonical_name(m, &id);
@@ -336,7 +336,7 @@ fn renumber(ctx: &Ctx, p: &mut crate::edit::Proposals, beyond: &[usize]) {
         if first_after_gap {
             if let (Ok(rec), Some(to)) = (&f.record, last) {
                 if let ParentRef::Id(parent) = &rec.parent {
-                    if !known.contains(parent.as_str()) {
+                    if !known.contains(parent.spell().as_str()) {
                         p.relink(
                             rel.clone(),
                             to,

@@ -72,7 +72,7 @@ fn compute(ctx: &Ctx) -> Vec<Misparented> {
             continue;
         };
         let parent_ok = match &rec.parent {
-            ParentRef::Id(p) => r.index.id_to_idx.get(p) == Some(&action),
+            ParentRef::Id(p) => r.index.id_to_idx.get_cid(p) == Some(&action),
             ParentRef::Absent => i > 0 && i - 1 == action,
             ParentRef::Root => false,
         };

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{ix, Applicability, Check, Ctx, Finding, Repair, Severity};
+use crate::store::event::Id;
 use crate::view::LoadError;
 
 /// The check's id: stable, kebab-case; scripts depend on it.
@@ -39,20 +40,15 @@ pub fn find(ctx: &Ctx) -> Option<Disorder> {
     let r = &ctx.reader;
     let n = r.len();
     let pos = |id: &str| r.index.id_to_idx.get(id).copied();
-    let links = |i: usize| -> Vec<&str> {
+    let links = |i: usize| -> Vec<Id> {
         r.record(i)
-            .map(|rec| {
-                [rec.parent.id(), rec.action_id()]
-                    .into_iter()
-                    .flatten()
-                    .collect()
-            })
+            .map(|rec| rec.links().into_iter().flatten().collect())
             .unwrap_or_default()
     };
     let mut forward = Vec::new();
     for i in 0..n {
         for t in links(i) {
-            if let Some(p) = pos(t).filter(|&p| p > i) {
+            if let Some(p) = pos(&t).filter(|&p| p > i) {
                 forward.push((i, p));
             }
         }
@@ -71,17 +67,17 @@ pub fn find(ctx: &Ctx) -> Option<Disorder> {
     if forward.is_empty() && !cycle {
         return None;
     }
-    let ts = |i: usize| r.record(i).and_then(|rec| rec.timestamp.as_deref());
+    let ts = |i: usize| r.record(i).and_then(|rec| rec.timestamp());
     // candidates: the ends of forward links, and both sides of every place
     // the timestamps run backwards (from one known timestamp to the next:
     // an event that cannot be read tells none)
     let mut cand: Vec<usize> = forward.iter().flat_map(|&(a, b)| [a, b]).collect();
-    let mut prev: Option<(usize, &str)> = None;
+    let mut prev: Option<(usize, Id)> = None;
     for i in 0..n {
         let Some(b) = ts(i) else { continue };
-        if let Some((j, a)) = prev {
-            if a > b {
-                cand.extend([j, i]);
+        if let Some((j, a)) = &prev {
+            if *a > b {
+                cand.extend([*j, i]);
             }
         }
         prev = Some((i, b));
@@ -96,7 +92,7 @@ pub fn find(ctx: &Ctx) -> Option<Disorder> {
         });
     }
     // events linking into each id, for the links that touch a moved file
-    let mut into: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut into: HashMap<Id, Vec<usize>> = HashMap::new();
     for i in 0..n {
         for t in links(i) {
             into.entry(t).or_default().push(i);
@@ -125,8 +121,8 @@ fn swap_fits<'a>(
     x: usize,
     y: usize,
     forward: &[(usize, usize)],
-    into: &HashMap<&str, Vec<usize>>,
-    ts: &dyn Fn(usize) -> Option<&'a str>,
+    into: &HashMap<Id, Vec<usize>>,
+    ts: &dyn Fn(usize) -> Option<Id>,
 ) -> bool {
     let r = &ctx.reader;
     let moved = |i: usize| {
@@ -149,15 +145,12 @@ fn swap_fits<'a>(
         let Some(rec) = r.record(from) else {
             return true;
         };
-        [rec.parent.id(), rec.action_id()]
-            .into_iter()
-            .flatten()
-            .all(|t| {
-                r.index
-                    .id_to_idx
-                    .get(t)
-                    .is_none_or(|&p| moved(p) < moved(from))
-            })
+        rec.links().into_iter().flatten().all(|t| {
+            r.index
+                .id_to_idx
+                .get(&t)
+                .is_none_or(|&p| moved(p) < moved(from))
+        })
     };
     let mut touched: HashSet<usize> = HashSet::from([x, y]);
     for &m in &[x, y] {

@@ -99,8 +99,8 @@ pub(super) fn loops(ctx: &Ctx) -> Vec<Vec<usize>> {
             // Only explicit links can loop; the linear fallback goes down.
             cur = r
                 .record(i)
-                .and_then(|rec| rec.parent.id())
-                .and_then(|p| r.index.id_to_idx.get(p).copied());
+                .and_then(|rec| rec.parent.cid())
+                .and_then(|p| r.index.id_to_idx.get_cid(p).copied());
         }
         for w in walk {
             state[w] = 2;
@@ -136,8 +136,8 @@ fn plan(ctx: &Ctx, p: &mut crate::edit::Proposals) {
     for i in on_loops(ctx) {
         let Some(parent) = r
             .record(i)
-            .and_then(|rec| rec.parent.id())
-            .and_then(|p| r.index.id_to_idx.get(p).copied())
+            .and_then(|rec| rec.parent.cid())
+            .and_then(|p| r.index.id_to_idx.get_cid(p).copied())
         else {
             continue;
         };

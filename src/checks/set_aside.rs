@@ -131,8 +131,8 @@ fn answered_above<'k>(ctx: &'k Ctx, asks: &[Above<'k>]) -> Vec<bool> {
     let up: Vec<Option<usize>> = (0..n)
         .map(|i| {
             r.record(i)
-                .and_then(|rec| rec.parent.id())
-                .and_then(|p| r.index.id_to_idx.get(p).copied())
+                .and_then(|rec| rec.parent.cid())
+                .and_then(|p| r.index.id_to_idx.get_cid(p).copied())
         })
         .collect();
     let gives: Vec<Option<Answer<'k>>> = (0..n).map(|i| r.record(i).and_then(answer)).collect();
@@ -284,7 +284,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
         let known = |k: &str| -> Option<String> {
             match rec {
                 Some(r) => match k {
-                    "timestamp" => r.timestamp.as_deref().map(String::from),
+                    "timestamp" => r.timestamp().map(String::from),
                     "tool_call_id" => r.tool_call_id().map(String::from),
                     "kind" => Some(r.kind.to_string()),
                     _ => None,
@@ -318,7 +318,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
         let stamp = |j: usize| {
             ctx.reader
                 .record(j)
-                .and_then(|r| r.timestamp.as_deref())
+                .and_then(|r| r.timestamp())
                 .filter(|t| plain_timestamp(t))
         };
         let timestamp = match known("timestamp").filter(|t| plain_timestamp(t)) {
@@ -430,7 +430,7 @@ pub fn plan(ctx: &Ctx, p: &mut Proposals, class: Class) {
             .iter()
             .map(|s| Above {
                 start: match (&s.call, &s.parent) {
-                    (Some(_), ParentRef::Id(p)) => ctx.index.id_to_idx.get(p).copied(),
+                    (Some(_), ParentRef::Id(p)) => ctx.index.id_to_idx.get_cid(p).copied(),
                     _ => None,
                 },
                 own: s.idx,
@@ -527,8 +527,8 @@ mod tests {
             }
             at = rec
                 .parent
-                .id()
-                .and_then(|p| r.index.id_to_idx.get(p).copied());
+                .cid()
+                .and_then(|p| r.index.id_to_idx.get_cid(p).copied());
         }
         false
     }
@@ -586,8 +586,8 @@ mod tests {
                     let start = match ctx.reader.record(own) {
                         Some(r) => r
                             .parent
-                            .id()
-                            .and_then(|p| ctx.index.id_to_idx.get(p).copied()),
+                            .cid()
+                            .and_then(|p| ctx.index.id_to_idx.get_cid(p).copied()),
                         None => Some(rng.below(len)),
                     };
                     let call = Answer::Call(calls[rng.below(3)]);

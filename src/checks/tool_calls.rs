@@ -223,7 +223,7 @@ pub fn newest_timestamp(ctx: &Ctx) -> String {
         .find_map(|j| {
             ctx.reader
                 .record(j)
-                .and_then(|r| r.timestamp.as_deref().map(String::from))
+                .and_then(|r| r.timestamp().map(String::from))
         })
         .unwrap_or_else(|| "1970-01-01T00:00:00".into())
 }

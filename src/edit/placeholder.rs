@@ -66,7 +66,7 @@ pub fn event(slot: &Slot) -> Vec<u8> {
     let parent = match slot.parent {
         ParentRef::Absent => String::new(),
         ParentRef::Root => format!(",\"parent_id\":{}", j("__root__")),
-        ParentRef::Id(p) => format!(",\"parent_id\":{}", j(p)),
+        ParentRef::Id(p) => format!(",\"parent_id\":{}", j(&p.spell())),
     };
     let head = format!(
         "{{\"id\":{},\"timestamp\":{},\"source\":{}{parent}",

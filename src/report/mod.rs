@@ -252,7 +252,7 @@ fn rows(ctx: &Ctx) -> Vec<EventRow> {
         let rec = r.record(i);
         let (parent, parent_link) = match rec.map(|x| &x.parent) {
             Some(ParentRef::Root) => (None, "root"),
-            Some(ParentRef::Id(p)) => match r.index.id_to_idx.get(p) {
+            Some(ParentRef::Id(p)) => match r.index.id_to_idx.get_cid(p) {
                 Some(&pi) => (Some(pi as u64), "event"),
                 None => (None, "missing"),
             },

@@ -294,6 +294,23 @@ impl IdMap {
         }
     }
 
+    /// [`IdMap::get`] of a compact id: a UUID's bits are looked up as
+    /// they are, with no text made or parsed.
+    pub fn get_cid(&self, id: &super::event::Cid) -> Option<&usize> {
+        match (id.bits(), id.text()) {
+            (Some(k), _) => self.get_uuid(k).or_else(|| {
+                (!self.other.is_empty())
+                    .then(|| self.other.get(id.spell().as_str()))
+                    .flatten()
+            }),
+            (None, t) => self.other.get(t.unwrap_or_default()),
+        }
+    }
+
+    pub fn contains_cid(&self, id: &super::event::Cid) -> bool {
+        self.get_cid(id).is_some()
+    }
+
     pub fn contains_key<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> bool {
         self.get(id).is_some()
     }

@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use crate::kinds::Kinds;
-use crate::store::event::{canonical_name, is_canonical_name, ParentRef};
+use crate::store::event::{canonical_name, is_canonical_name, Cid, ParentRef};
 use crate::store::{Conversation, EventFile, EventRecord, Index, Unreadable};
 use crate::version::Version;
 
@@ -216,7 +216,10 @@ impl<'a> Reader<'a> {
         if index.len() < NO_PARENT as usize {
             use rayon::prelude::*;
             let lookup = |i: usize| match reader.record(i).map(|r| &r.parent) {
-                Some(ParentRef::Id(p)) => index.id_to_idx.get(p).map_or(NO_PARENT, |&at| at as u32),
+                Some(ParentRef::Id(p)) => index
+                    .id_to_idx
+                    .get_cid(p)
+                    .map_or(NO_PARENT, |&at| at as u32),
                 _ => NO_PARENT,
             };
             let parent_at: Vec<u32> = if index.len() >= JUDGE_AHEAD_FROM {
@@ -456,12 +459,12 @@ impl<'a> Reader<'a> {
 
     /// Where `rec`'s parent id `p` resolves in the index: looked up once
     /// ([`Reader::parent_at`]) when `rec` is the record read at `idx`.
-    fn parent_of(&self, idx: usize, rec: &EventRecord, p: &str) -> Option<usize> {
+    fn parent_of(&self, idx: usize, rec: &EventRecord, p: &Cid) -> Option<usize> {
         match self.parent_at.get(idx) {
             Some(&at) if self.record(idx).is_some_and(|r| std::ptr::eq(r, rec)) => {
                 (at != NO_PARENT).then_some(at as usize)
             }
-            _ => self.index.id_to_idx.get(p).copied(),
+            _ => self.index.id_to_idx.get_cid(p).copied(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! Long because: the record, its two parses and their tests are one contract
 //! (same record).
 
+mod compact;
 mod lazy;
 mod name;
 mod sdk_json;
@@ -14,6 +15,7 @@ mod text;
 use std::borrow::Cow;
 
 use crate::validate::jv::Value as Jv;
+pub use compact::{Cid, Stamp, Sym};
 pub use lazy::MAX_ODD_KEYS;
 use lazy::{Field, KindOnly, RawEvent};
 pub use name::{
@@ -36,16 +38,21 @@ pub enum ParentRef {
     /// `"__root__"`: an explicit new root.
     Root,
     /// An explicit parent.
-    Id(Id),
+    Id(Cid),
 }
 
 impl ParentRef {
     pub fn is_present(&self) -> bool {
         !matches!(self, ParentRef::Absent)
     }
-    pub fn id(&self) -> Option<&str> {
+    /// The parent id as spelled in the file.
+    pub fn id(&self) -> Option<Id> {
+        self.cid().map(Cid::spell)
+    }
+    /// The parent id, compact.
+    pub fn cid(&self) -> Option<&Cid> {
         match self {
-            ParentRef::Id(s) => Some(s),
+            ParentRef::Id(c) => Some(c),
             _ => None,
         }
     }
@@ -59,10 +66,10 @@ impl ParentRef {
 #[derive(Clone, Debug)]
 pub struct EventRecord {
     pub id: Option<Id>,
-    pub kind: Name,
-    pub source: Option<Name>,
+    pub kind: Sym,
+    pub source: Option<Sym>,
     pub parent: ParentRef,
-    pub timestamp: Option<Id>,
+    timestamp: Option<Stamp>,
     /// `action.kind`, `observation.kind`, `tool_call_id`, `action_id`:
     /// `None` when the event has none of them (a message, a state update),
     /// 8 bytes instead of 128 there.
@@ -80,8 +87,8 @@ pub struct EventRecord {
 /// The fields of an action, an observation or an error answering a call.
 #[derive(Clone, Debug, Default)]
 pub struct Call {
-    action_kind: Option<Name>,
-    observation_kind: Option<Name>,
+    action_kind: Option<Sym>,
+    observation_kind: Option<Sym>,
     tool_call_id: Option<Id>,
     action_id: Option<Id>,
 }
@@ -102,13 +109,22 @@ pub struct Rare {
 }
 
 impl EventRecord {
+    /// `timestamp` as spelled in the file.
+    pub fn timestamp(&self) -> Option<Id> {
+        self.timestamp.as_ref().map(Stamp::spell)
+    }
+    /// The ids this event links to, `parent_id` and `action_id`, as
+    /// spelled in the file.
+    pub fn links(&self) -> [Option<Id>; 2] {
+        [self.parent.id(), self.action_id().map(Id::new)]
+    }
     /// `action.kind`
-    pub fn action_kind(&self) -> Option<&str> {
-        self.call.as_ref()?.action_kind.as_deref()
+    pub fn action_kind(&self) -> Option<&'static str> {
+        self.call.as_ref()?.action_kind.map(|k| k.as_str())
     }
     /// `observation.kind`
-    pub fn observation_kind(&self) -> Option<&str> {
-        self.call.as_ref()?.observation_kind.as_deref()
+    pub fn observation_kind(&self) -> Option<&'static str> {
+        self.call.as_ref()?.observation_kind.map(|k| k.as_str())
     }
     /// `tool_call_id`
     pub fn tool_call_id(&self) -> Option<&str> {
@@ -230,11 +246,11 @@ fn opt_str<'a>(
 /// `observation` that is not an object has none: the release's validator
 /// refuses it (1.58 as `model_type`; before, `_validate_subtype` crashes on
 /// it with AttributeError or TypeError), so the record stays readable here.
-fn nested_kind(v: Option<KindOnly>) -> Option<Name> {
+fn nested_kind(v: Option<KindOnly>) -> Option<Sym> {
     match v {
         Some(KindOnly::Object {
             kind: Some(Field::Str(s)),
-        }) => Some(Name::new(&s)),
+        }) => Some(Sym::new(&s)),
         _ => None,
     }
 }
@@ -293,7 +309,7 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
     let parent = match raw.parent_id {
         None | Some(Field::Null) => ParentRef::Absent,
         Some(Field::Str(s)) if s == ROOT_PARENT_ID => ParentRef::Root,
-        Some(Field::Str(s)) => ParentRef::Id(Id::new(&s)),
+        Some(Field::Str(s)) => ParentRef::Id(Cid::new(&s)),
         Some(Field::Other(found)) => {
             return Err(Unreadable::BadField {
                 field: "parent_id",
@@ -330,10 +346,10 @@ fn build(raw: RawEvent) -> Result<EventRecord, Unreadable> {
     .then(|| Box::new(call));
     Ok(EventRecord {
         id: opt_str(raw.id, "id")?.map(|s| Id::new(&s)),
-        kind: Name::new(&kind),
-        source: opt_str(raw.source, "source")?.map(|s| Name::new(&s)),
+        kind: Sym::new(&kind),
+        source: opt_str(raw.source, "source")?.map(|s| Sym::new(&s)),
         parent,
-        timestamp: lenient_str(raw.timestamp).map(|s| Id::new(&s)),
+        timestamp: lenient_str(raw.timestamp).map(|s| Stamp::new(&s)),
         call,
         placeholder,
         keys: raw.keys,
