@@ -1,30 +1,41 @@
-//! What Claude Code resends on `--resume`: its chain walk, as measured with
-//! the real client (2.1.328, fixtures/claude/sessions, docs/claude-code.md).
+//! What Claude Code resends on `--resume`: its loader and chain walk, as
+//! read in the client's own bundled JavaScript (2.1.328; excerpts in
+//! fixtures/claude/gen/client-notes/) and checked against the real client
+//! (fixtures/claude/sessions, fixtures/claude/fuzz, docs/claude-code.md).
 //!
-//! - A uuid written on several lines is the last line written.
-//! - The leaf is the record of the main chain with the newest `timestamp`
-//!   (even when a record names it as its parent, and wherever its line is);
-//!   `last-prompt`'s `leafUuid` is not used.
-//! - From the leaf the client walks `parentUuid` back. `null` is a root:
-//!   the walk ends there, whatever was written before it (a compaction's
-//!   boundary is such a root on purpose; any other is a cut).
-//! - A parent that names no record (a phantom) is re-attached to the record
-//!   with the newest `timestamp` no later than the record's own, not yet
-//!   walked (the latest written of equal stamps); a parent already walked
-//!   (a loop) to the nearest record before it in the file, not yet walked,
-//!   stamped no later than it. When there is none the record is a root.
-//! - A `tool_use` on the chain whose `tool_result` is not on it gets the
-//!   record that holds that result anywhere in the file (the client fetches
-//!   it); a `tool_use` whose result is nowhere, or a `tool_result` whose
-//!   `tool_use` is not on the chain, is dropped with its message (measured
-//!   on records holding only those blocks).
-//! - After a compaction the client loads only the records from the file's
-//!   last `compact_boundary` on, and the segment of earlier messages the
-//!   boundary's `compactMetadata.preservedSegment` names (resent right after
-//!   the summary record, its anchor); a link to any other earlier record is
-//!   a phantom.
-//! - Lines that are not JSON are skipped; sidechain records are not walked
-//!   into from the main chain's leaf.
+//! - **The map.** Records (user, assistant, attachment, system with a uuid)
+//!   go into a map by uuid: a uuid written on several lines keeps the place
+//!   of its first line and the content of its last.
+//! - **A compaction.** When the last `compact_boundary` (in map order)
+//!   carries `compactMetadata.preservedMessages` (else the
+//!   `preservedSegment` walked tail to head), the preserved records are
+//!   chained after the summary (`anchorUuid`), the anchor's other children
+//!   re-parented to the tail, and every record placed before that boundary
+//!   in map order, not preserved, is dropped; a message naming a dropped
+//!   record is re-parented to the tail. A preserved uuid missing from the
+//!   map, or a walk that never meets the head, drops nothing.
+//! - **The leaf.** The checkpoint is the `leafUuid` of the last
+//!   `last-prompt` (forgotten at a boundary); the last row written replaces
+//!   it when it descends from it. Without a compaction's relink the last row
+//!   stands in when there is no checkpoint (without any `last-prompt`, the
+//!   newest-stamped record descending from the last row). From there the
+//!   first user or assistant record up the links is the leaf. Else (after a
+//!   compaction, or when that finds none) the leaves are the first messages
+//!   above the records nothing names as parent, unless a message names
+//!   them; several: the checkpoint when it is one of them, else the last
+//!   row's; the newest-stamped of what is left is the leaf.
+//! - **The walk** follows `parentUuid` from the leaf. `null` is a root. A
+//!   parent that names no loaded record (a phantom) or one already walked
+//!   (a loop) is replaced by the record stamped last no later than it, on
+//!   its side (sidechain or not), not walked yet (of equal stamps the first
+//!   in map order), if that one is at most 5 s older; otherwise the walk
+//!   ends there.
+//! - **Tool calls.** A `tool_use` on the chain whose `tool_result` is not on
+//!   it gets the record that holds that result anywhere in the file; a
+//!   `tool_use` whose result is nowhere, or a `tool_result` whose `tool_use`
+//!   is not on the chain, is dropped with its message (measured on records
+//!   holding only those blocks).
+//! - Lines that are not JSON are skipped.
 //!
 //! Long because: the client's resume walk is one rule set, measured
 //! together; splitting it would separate rules that decide each other.
@@ -156,11 +167,6 @@ pub fn build(s: &Session) -> View {
             explicit = false;
         }
     }
-    let _pos: HashMap<&str, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(k, u)| (u.as_str(), k))
-        .collect();
     // parents as the client ends up with them (a compaction relinks some)
     let mut parent: HashMap<usize, Parent> = HashMap::new();
     let par = |parent: &HashMap<usize, Parent>, i: usize| -> Parent {
@@ -172,9 +178,7 @@ pub fn build(s: &Session) -> View {
     // after a compaction: the preserved messages relinked after the
     // summary, every other record before the boundary dropped
     let mut alive: Vec<bool> = vec![true; order.len()];
-    let mut boundary = None;
     let mut relinked_tail = None;
-    let mut segment: Vec<usize> = Vec::new();
     {
         let at = |u: &String| v.by_uuid[u];
         let last_b = order.iter().rposition(|u| rec(at(u)).is_compact_boundary());
@@ -182,7 +186,6 @@ pub fn build(s: &Session) -> View {
             .iter()
             .rposition(|u| rec(at(u)).is_compact_boundary() && rec(at(u)).preserved.is_some());
         if let (Some(h), Some(g)) = (last_b, last_p) {
-            boundary = Some(at(&order[h]));
             let p = rec(at(&order[g])).preserved.clone().expect("preserved");
             let list: Option<Vec<String>> = if g != h {
                 Some(Vec::new())
@@ -209,7 +212,6 @@ pub fn build(s: &Session) -> View {
                             parent.insert(i, Parent::Id(tail.clone()));
                         }
                     }
-                    segment = list.iter().map(at).collect();
                 }
                 let mut dropped = HashSet::new();
                 for (k, u) in order.iter().enumerate() {
@@ -463,7 +465,6 @@ pub fn build(s: &Session) -> View {
         cur = to;
     }
     walked.reverse();
-    let _ = (&segment, boundary);
     v.chain = walked;
     let main: Vec<usize> = {
         let mut m: Vec<usize> = loaded_order
