@@ -250,35 +250,62 @@ pub fn build(s: &Session) -> View {
         _ => None,
     };
     let is_msg_kind = |i: usize| matches!(rec(i).kind.as_str(), "user" | "assistant");
-    // the first user or assistant record at or above `from`
-    let first_message = |parent: &HashMap<usize, Parent>, from: usize| {
-        let mut seen = HashSet::new();
+    // each record's parent as the client ends up with it (a line index)
+    let up: HashMap<usize, usize> = loaded_order
+        .iter()
+        .filter_map(|&i| get(&par(&parent, i)).map(|j| (i, j)))
+        .collect();
+    // the first user or assistant record at or above each record (memoized:
+    // the client's `non` caches it too, so many records stay linear)
+    let mut first_memo: HashMap<usize, Option<usize>> = HashMap::new();
+    let mut first_message = |from: usize| -> Option<usize> {
+        let mut path = Vec::new();
+        let mut on_path = HashSet::new();
         let mut cur = Some(from);
-        while let Some(i) = cur {
-            if !seen.insert(i) {
-                return None;
+        let found = loop {
+            let Some(i) = cur else { break None };
+            if let Some(&m) = first_memo.get(&i) {
+                break m;
             }
+            if !on_path.insert(i) {
+                break None;
+            }
+            path.push(i);
             if is_msg_kind(i) {
-                return Some(i);
+                break Some(i);
             }
-            cur = get(&par(parent, i));
+            cur = up.get(&i).copied();
+        };
+        for i in path {
+            first_memo.insert(i, found);
         }
-        None
+        found
     };
-    // whether walking up from `from` reaches `to`
-    let reaches = |parent: &HashMap<usize, Parent>, from: usize, to: usize| {
-        let mut seen = HashSet::new();
-        let mut cur = Some(from);
-        while let Some(i) = cur {
-            if i == to {
-                return true;
+    // whether walking up from a record reaches `to` (memoized per target)
+    let up = &up;
+    let reaches_from = move |to: usize| {
+        let mut memo: HashMap<usize, bool> = HashMap::new();
+        memo.insert(to, true);
+        move |from: usize| -> bool {
+            let mut path = Vec::new();
+            let mut on_path = HashSet::new();
+            let mut cur = Some(from);
+            let found = loop {
+                let Some(i) = cur else { break false };
+                if let Some(&m) = memo.get(&i) {
+                    break m;
+                }
+                if !on_path.insert(i) {
+                    break false;
+                }
+                path.push(i);
+                cur = up.get(&i).copied();
+            };
+            for i in path {
+                memo.insert(i, found);
             }
-            if !seen.insert(i) {
-                return false;
-            }
-            cur = get(&par(parent, i));
+            found
         }
-        false
     };
     let line_of = |u: &Option<String>| u.as_deref().and_then(|u| loaded.get(u).copied());
     let rn = line_of(&last_row);
@@ -292,13 +319,14 @@ pub fn build(s: &Session) -> View {
                 // the newest record descending from the last row
                 let mut best = r;
                 let mut ba = "";
+                let mut reaches = reaches_from(r);
                 for &i in &loaded_order {
                     let ri = rec(i);
                     if ri.sidechain || i == r {
                         continue;
                     }
                     if let Some(t) = ri.timestamp.as_deref() {
-                        if t >= ba && reaches(&parent, i, r) {
+                        if t >= ba && reaches(i) {
                             best = i;
                             ba = t;
                         }
@@ -312,14 +340,14 @@ pub fn build(s: &Session) -> View {
         if relinked_tail.is_none() || ao {
             let mut as_ = vo;
             if let (Some(a), false, Some(r)) = (as_, explicit, rn) {
-                if r != a && reaches(&parent, r, a) {
+                if r != a && reaches_from(a)(r) {
                     as_ = Some(r);
                 }
             }
             if relinked_tail.is_none() {
                 as_ = as_.or(gl);
             }
-            if let Some(m) = as_.and_then(|a| first_message(&parent, a)) {
+            if let Some(m) = as_.and_then(|a| first_message(a)) {
                 leaves.push(m);
                 decided = true;
             }
@@ -330,19 +358,20 @@ pub fn build(s: &Session) -> View {
             let mut named: HashSet<usize> = HashSet::new();
             let mut named_by_msg: HashSet<usize> = HashSet::new();
             for &i in &loaded_order {
-                if let Some(j) = get(&par(&parent, i)) {
+                if let Some(&j) = up.get(&i) {
                     named.insert(j);
                     if is_msg_kind(i) {
                         named_by_msg.insert(j);
                     }
                 }
             }
+            let mut listed = HashSet::new();
             for &i in &loaded_order {
                 if named.contains(&i) {
                     continue;
                 }
-                if let Some(m) = first_message(&parent, i) {
-                    if !named_by_msg.contains(&m) && !leaves.contains(&m) {
+                if let Some(m) = first_message(i) {
+                    if !named_by_msg.contains(&m) && listed.insert(m) {
                         leaves.push(m);
                     }
                 }
@@ -352,7 +381,7 @@ pub fn build(s: &Session) -> View {
                     Some(c) if leaves.contains(&c) => Some(c),
                     _ => rn,
                 };
-                if let Some(m) = ys.and_then(|y| first_message(&parent, y)) {
+                if let Some(m) = ys.and_then(|y| first_message(y)) {
                     leaves = vec![m];
                 }
             }
