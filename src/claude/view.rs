@@ -347,7 +347,7 @@ pub fn build(s: &Session) -> View {
             if relinked_tail.is_none() {
                 as_ = as_.or(gl);
             }
-            if let Some(m) = as_.and_then(|a| first_message(a)) {
+            if let Some(m) = as_.and_then(&mut first_message) {
                 leaves.push(m);
                 decided = true;
             }
@@ -381,7 +381,7 @@ pub fn build(s: &Session) -> View {
                     Some(c) if leaves.contains(&c) => Some(c),
                     _ => rn,
                 };
-                if let Some(m) = ys.and_then(|y| first_message(y)) {
+                if let Some(m) = ys.and_then(&mut first_message) {
                     leaves = vec![m];
                 }
             }
