@@ -30,6 +30,7 @@
 //!   its side (sidechain or not), not walked yet (of equal stamps the first
 //!   in map order), if that one is at most 5 s older; otherwise the walk
 //!   ends there.
+//! - **The request** starts at the chain's last compaction boundary.
 //! - **Tool calls.** A `tool_use` on the chain whose `tool_result` is not on
 //!   it gets the record that holds that result anywhere in the file; a
 //!   `tool_use` whose result is nowhere, or a `tool_result` whose `tool_use`
@@ -494,6 +495,12 @@ pub fn build(s: &Session) -> View {
         cur = to;
     }
     walked.reverse();
+    // what the client sends starts at the chain's last compaction boundary
+    // (a boundary re-attached past its null leaves what it was attached to
+    // out of the request)
+    if let Some(b) = walked.iter().rposition(|&i| rec(i).is_compact_boundary()) {
+        walked.drain(..b);
+    }
     v.chain = walked;
     let main: Vec<usize> = {
         let mut m: Vec<usize> = loaded_order
