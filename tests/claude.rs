@@ -39,40 +39,7 @@ fn sent(v: &Value) -> Vec<u64> {
 /// Cases where convo-doctor's view still differs from the client's, each
 /// with what differs: asserted to differ still, so a fix is noticed (and the
 /// case moves out of this list), and reported by docs/claude-code.md.
-const KNOWN_DISAGREEMENTS: &[&str] = &[
-    // the leaf, when the damage moves or re-stamps the newest records: the
-    // client's choice is not the newest timestamp there (an answer whose
-    // prompt is cut short is not its leaf; an answer stamped old still is)
-    "s3-0009", "s3-0152", "s4-0018", "s4-0089",
-    // a tool result re-parented onto a later prompt and swapped with an
-    // attachment of the first turn
-    "s3-0164",
-    // after a compaction (seed c1; more like these in docs/claude-code.md):
-    // a record written again after the compaction (the client resends
-    // less); the boundary itself written again at the end of the file
-    "c1-0060", "c1-0065", "c2-0043", "c2-0065",
-    // fresh seeds of 2026-12-03 (s5: 500 cases, 7 kept; c3, with a
-    // compaction: 500 cases, 52 kept). s5: the leaf again, when the last
-    // answer is re-stamped (the client still resends it) or the file is
-    // cut short after a phantom; one loop through a record written twice
-    "s5-0007", "s5-0022", "s5-0214", "s5-0385", "s5-0443", "s5-0249", "s5-0039",
-    // c3: two lines swapped across the compaction's boundary (the client
-    // resends less, or more of the segment)
-    "c3-0007", "c3-0055", "c3-0066", "c3-0067", "c3-0070", "c3-0096", "c3-0125", "c3-0126",
-    "c3-0154", "c3-0173", "c3-0178", "c3-0211", "c3-0238", "c3-0246", "c3-0268", "c3-0273",
-    "c3-0281", "c3-0336", "c3-0346", "c3-0352", "c3-0361", "c3-0382", "c3-0394", "c3-0451",
-    "c3-0488", // c3: a record written again (as c1/c2 above), with other damage
-    "c3-0076", "c3-0102", "c3-0109", "c3-0135", "c3-0153", "c3-0157", "c3-0194", "c3-0223",
-    "c3-0261", "c3-0267", "c3-0308", "c3-0320", "c3-0335", "c3-0343", "c3-0387", "c3-0399",
-    "c3-0427", "c3-0436", "c3-0440", "c3-0449", "c3-0456", "c3-0476",
-    // c3: a parent naming a later record (a loop) after the compaction
-    "c3-0089", "c3-0349", "c3-0400", "c3-0423", "c3-0466",
-    // fresh seed s6 (200 cases, judged against this code): a reply whose
-    // prompt is deleted (the client does not re-attach it; convo-doctor
-    // re-attaches it to the record stamped before it), and a null parent
-    // with a deleted record and a loop (the client resends the first prompt)
-    "s6-0003", "s6-0138",
-];
+const KNOWN_DISAGREEMENTS: &[&str] = &[];
 
 /// Every case of `verdicts.json` in `dir`: the lines the view resends and
 /// whether it resumes, against the client's.

@@ -23,10 +23,11 @@ fn uuid(n: usize) -> String {
 }
 
 /// A Claude Code session of `LINES` lines: a chain of prompts and answers
-/// whose second half all carry one timestamp and name phantom parents (the
-/// client re-attaches each to the newest record not walked yet: a scan past
-/// the walked ones was quadratic), with false roots, sidechain records,
-/// uuids written twice and unpaired tool calls in the first half.
+/// whose second half is stamped a millisecond apart and names phantom
+/// parents (but its first record) (the client re-attaches each to the newest record stamped no
+/// later, not walked yet: a scan past the walked ones was quadratic), with
+/// false roots, sidechain records, uuids written twice and unpaired tool
+/// calls in the first half.
 fn claude_session() -> Vec<u8> {
     let mut out = String::new();
     let mut prev: Option<String> = None;
@@ -34,7 +35,13 @@ fn claude_session() -> Vec<u8> {
         let id = uuid(n);
         let half = n >= LINES / 2;
         let stamp = if half {
-            "2026-12-03T10:00:00.000Z".to_string()
+            let ms = n - LINES / 2;
+            format!(
+                "2026-12-03T10:{:02}:{:02}.{:03}Z",
+                ms / 60_000 % 60,
+                ms / 1000 % 60,
+                ms % 1000
+            )
         } else {
             format!(
                 "2026-12-02T{:02}:{:02}:{:02}.{:03}Z",
@@ -46,7 +53,7 @@ fn claude_session() -> Vec<u8> {
         };
         let parent = match (n, half) {
             (0, _) => "null".to_string(),
-            (_, true) if n % 2 == 0 => format!("\"{}\"", uuid(10_000_000 + n)),
+            (_, true) if n != LINES / 2 => format!("\"{}\"", uuid(10_000_000 + n)),
             (_, false) if n % 97 == 0 => "null".to_string(),
             _ => format!("\"{}\"", prev.clone().unwrap()),
         };

@@ -13,19 +13,22 @@ session_check! {
     BrokenParent,
     BROKEN_PARENT = "claude-broken-parent",
     summary: "Claude Code: a record's parentUuid is null, names no record or loops, so `--resume` leaves history out or relies on the client's re-attachment",
-    explain: "Claude Code resumes a session by walking `parentUuid` back from the newest \
-record no record names as its parent, and resends only that chain. Measured \
-with the real client (2.1.328, fixtures/claude/sessions): a `parentUuid` of \
-null on any record but the first (and a compaction's boundary) is a root, \
-and everything written before it is not resent: an error, \"resume sends N \
-of M: K cut off at line L\". A `parentUuid` that names no record (a phantom) \
-or a record already walked (a loop) the client re-attaches to the record \
-with the newest timestamp before the record's own: a warning when that loses \
-nothing (the session depends on the client's heuristic), an error when it \
-skips messages or finds nothing earlier (the environment attachment stamped \
-before the first prompt: the prompt is lost). A null that costs nothing (a \
-summary record right after its compaction's boundary) is a warning. The repair re-links the record \
-to the record written before it in the file (the previous record of the main \
+    explain: "Claude Code resumes a session by walking `parentUuid` back from its \
+leaf (the last `last-prompt`'s record, or the last record written when it \
+descends from that one), and resends only that chain. Read in the client's \
+code and measured with it (2.1.328, fixtures/claude/sessions, fixtures/claude/fuzz): \
+a `parentUuid` of null on any record but the first (and a compaction's boundary) \
+is a root, and everything written before it is not resent: an error, \"resume \
+sends N of M: K cut off at line L\". A `parentUuid` that names no record (a \
+phantom) or a record already walked (a loop) the client re-attaches to the \
+record stamped last no later than the record's own, if that one is at most \
+5 s older: a warning when that loses nothing (the session depends on the \
+client's heuristic), an error when it skips messages or finds nothing (the \
+environment attachment stamped before the first prompt: the prompt is lost; \
+a reply whose prompt is gone and the turn before more than 5 s older). A \
+null that costs nothing (a summary record right after its compaction's \
+boundary) is a warning. The repair re-links the record to the record written \
+before it in the file (the previous record of the main \
 chain), the link the client wrote. See docs/claude-code.md.",
     repair: Repair {
         applicability: Applicability::Safe,

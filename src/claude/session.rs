@@ -47,6 +47,13 @@ pub struct Record {
     /// A short digest of the message content, to tell two records written
     /// under one uuid apart (not shown).
     pub content_hash: u64,
+    /// `leafUuid` of a `last-prompt` record (the client's checkpoint).
+    pub leaf_uuid: Parent,
+    /// `explicit: true` on a `last-prompt` record.
+    pub explicit: bool,
+    /// `message.id` of an assistant record (one API reply may be written
+    /// as several records sharing it).
+    pub message_id: Option<String>,
 }
 
 impl Record {
@@ -79,6 +86,9 @@ pub struct Preserved {
     pub head: String,
     pub anchor: String,
     pub tail: String,
+    /// `compactMetadata.preservedMessages.uuids`: the list the client uses
+    /// in place of the head-to-tail walk when it is there.
+    pub uuids: Option<Vec<String>>,
 }
 
 /// What one line of the file is.
@@ -159,17 +169,36 @@ fn record(o: &serde_json::Map<String, Value>) -> Record {
             _ => {}
         }
     }
-    let preserved = o
-        .get("compactMetadata")
-        .and_then(|m| m.get("preservedSegment"))
-        .and_then(|p| {
-            let g = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
-            Some(Preserved {
-                head: g("headUuid")?,
-                anchor: g("anchorUuid")?,
-                tail: g("tailUuid")?,
-            })
-        });
+    let meta = o.get("compactMetadata");
+    let list = meta.and_then(|m| m.get("preservedMessages")).and_then(|p| {
+        let anchor = p.get("anchorUuid").and_then(Value::as_str)?.to_string();
+        let uuids: Option<Vec<String>> = p
+            .get("uuids")?
+            .as_array()?
+            .iter()
+            .map(|u| u.as_str().map(str::to_string))
+            .collect();
+        Some((anchor, uuids?))
+    });
+    let preserved = meta.and_then(|m| m.get("preservedSegment")).and_then(|p| {
+        let g = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+        Some(Preserved {
+            head: g("headUuid")?,
+            anchor: g("anchorUuid")?,
+            tail: g("tailUuid")?,
+            uuids: None,
+        })
+    });
+    // the list wins over the segment (the client reads it first)
+    let preserved = match (list, preserved) {
+        (Some((anchor, uuids)), p) => Some(Preserved {
+            head: p.as_ref().map(|p| p.head.clone()).unwrap_or_default(),
+            tail: p.as_ref().map(|p| p.tail.clone()).unwrap_or_default(),
+            anchor,
+            uuids: Some(uuids),
+        }),
+        (None, p) => p,
+    };
     Record {
         preserved,
         tool_uses,
@@ -187,6 +216,17 @@ fn record(o: &serde_json::Map<String, Value>) -> Record {
             .and_then(Value::as_str)
             .map(str::to_string),
         content_hash,
+        leaf_uuid: match o.get("leafUuid") {
+            None => Parent::Absent,
+            Some(Value::Null) => Parent::Null,
+            Some(Value::String(p)) => Parent::Id(p.clone()),
+            Some(_) => Parent::Odd,
+        },
+        explicit: o.get("explicit").and_then(Value::as_bool) == Some(true),
+        message_id: message
+            .and_then(|m| m.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
     }
 }
 
