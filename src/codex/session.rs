@@ -23,6 +23,9 @@ pub struct Item {
     pub role: Option<String>,
     /// A call's or an output's `call_id`.
     pub call_id: Option<String>,
+    /// A developer message carrying the client's skills context
+    /// (`<skills_instructions>`), a section of its world state.
+    pub skills_context: bool,
 }
 
 impl Item {
@@ -73,6 +76,10 @@ pub struct Record {
     /// what it is (`None`: no item the client reads). `None` when it has no
     /// replacement history.
     pub replacement: Option<Vec<(u64, Option<Item>)>>,
+    /// A `world_state` record the client reads (`full` a boolean, `state`
+    /// an object): `Some(full)`; a full one is the snapshot the client
+    /// diffs its next context against, the others patch it.
+    pub world_state: Option<bool>,
 }
 
 /// What one line of the file is.
@@ -161,6 +168,7 @@ fn record(o: &serde_json::Map<String, Value>) -> Record {
         timestamp: s(o.get("timestamp")),
         digest: 0,
         replacement: None,
+        world_state: None,
     };
     match kind.as_str() {
         "session_meta" => {
@@ -190,6 +198,14 @@ fn record(o: &serde_json::Map<String, Value>) -> Record {
                 });
         }
         "turn_context" => r.cwd = p("cwd"),
+        // `WorldStateItem { full: bool, state: Map<String, Value> }`: any
+        // other shape is a line the client does not read
+        "world_state" => {
+            r.world_state = payload
+                .filter(|p| p.get("state").is_some_and(Value::is_object))
+                .and_then(|p| p.get("full"))
+                .and_then(Value::as_bool);
+        }
         "event_msg" => {
             r.thread_id = p("thread_id");
             let settings = payload
@@ -286,9 +302,19 @@ fn item(p: &serde_json::Map<String, Value>) -> Option<Item> {
         }
         _ => true,
     };
+    let skills_context = kind == "message"
+        && s("role").as_deref() == Some("developer")
+        && p.get("content").and_then(Value::as_array).is_some_and(|c| {
+            c.iter().any(|x| {
+                x.get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.trim_start().starts_with("<skills_instructions>"))
+            })
+        });
     ok.then(|| Item {
         role: s("role"),
         kind,
         call_id,
+        skills_context,
     })
 }

@@ -10,7 +10,13 @@
 //!   items before it are not resent;
 //! - every other item is resent in file order, a line written twice twice;
 //! - a tool output whose call is not resent before it is dropped; a call
-//!   without its output is resent and answered by the client itself.
+//!   without its output is resent and answered by the client itself;
+//! - the client diffs the context it sends against the last full
+//!   `world_state` snapshot (a `compacted` record clears it): with none
+//!   left while the history holds its skills context and no compaction
+//!   restarted it, it declares that context again, one item of its own
+//!   more (its world-state replay in `rollout_reconstruction.rs`; the
+//!   section's previous state `Unknown`, not `Absent`).
 
 use super::session::{LineKind, Rollout};
 
@@ -68,6 +74,14 @@ pub struct View {
     /// (the summary, context the client rebuilt): resent, not counted in
     /// lines.
     pub replaced_extra: usize,
+    /// Whether a full `world_state` snapshot is left once the client
+    /// replays them in file order (a `compacted` record clears it, a patch
+    /// keeps it).
+    pub world_state: bool,
+    /// The client declares its context again (one item of its own more):
+    /// no snapshot is left, no compaction starts the history and a resent
+    /// line holds the skills context the snapshot would have described.
+    pub redeclared: bool,
     /// `resent` as a set, for [`View::is_resent`].
     resent_set: std::collections::HashSet<usize>,
 }
@@ -80,6 +94,14 @@ impl View {
     /// Whether line index `i` is resent (in O(1)).
     pub fn is_resent(&self, i: usize) -> bool {
         self.resent_set.contains(&i)
+    }
+
+    /// The items of the client's own resume sends beyond those a whole
+    /// rollout leads it to send: an answer to each call without its
+    /// output, the compaction's items that are no line, the context it
+    /// declares again.
+    pub fn own_items(&self) -> usize {
+        self.unanswered.len() + self.replaced_extra + usize::from(self.redeclared)
     }
 }
 
@@ -188,9 +210,29 @@ pub fn build(r: &Rollout, file_id: Option<&str>) -> View {
                 .is_some_and(|it| it.is_call() && !answered.contains(&it.call_id))
         })
         .collect();
+    // the world-state replay: a full snapshot sets the baseline, a
+    // compaction clears it, a patch needs one (and keeps it)
+    let mut world_state = false;
+    for (_, x) in r.records() {
+        match (x.kind.as_str(), x.world_state) {
+            ("compacted", _) => world_state = false,
+            (_, Some(true)) => world_state = true,
+            _ => {}
+        }
+    }
+    let redeclared = !world_state
+        && compaction.is_none()
+        && resent.iter().any(|&i| {
+            r.lines[i]
+                .record()
+                .and_then(|x| x.item.as_ref())
+                .is_some_and(|it| it.skills_context)
+        });
     View {
         first,
         no_resume,
+        world_state,
+        redeclared,
         items,
         resent_set: resent.iter().copied().collect(),
         resent,
