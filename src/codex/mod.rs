@@ -295,31 +295,9 @@ pub fn verdict(a: &Analysis) -> String {
             s.line_name(at)
         ));
     }
-    // what the client sends of its own beyond what a whole rollout leads
-    // it to send (fixtures/codex/gen/fuzz.py reads this count)
-    if v.own_items() > 0 {
-        let mut what = Vec::new();
-        if !v.unanswered.is_empty() {
-            what.push(match v.unanswered.len() {
-                1 => "an answer to a call without its output".to_string(),
-                n => format!("{n} answers to calls without their output"),
-            });
-        }
-        if v.replaced_extra > 0 {
-            what.push(format!(
-                "{} of the compaction's replacement",
-                v.replaced_extra
-            ));
-        }
-        if v.redeclared {
-            what.push("its context declared again (no world_state snapshot is left)".into());
-        }
-        notes.push(format!(
-            "the client adds {} of its own: {}",
-            crate::checks::plural(v.own_items(), "item", "items"),
-            what.join(", ")
-        ));
-    }
+    // what the client sends of its own (fixtures/codex/gen/fuzz.py reads
+    // this count)
+    notes.extend(v.own_words());
     let notes = if notes.is_empty() {
         String::new()
     } else {

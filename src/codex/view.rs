@@ -114,6 +114,33 @@ impl View {
     pub fn own_items(&self) -> usize {
         self.unanswered.len() + self.replaced_extra + usize::from(self.redeclared)
     }
+
+    /// "the client adds N items of its own: …", when it adds any.
+    pub fn own_words(&self) -> Option<String> {
+        if self.own_items() == 0 {
+            return None;
+        }
+        let mut what = Vec::new();
+        match self.unanswered.len() {
+            0 => {}
+            1 => what.push("an answer to a call without its output".to_string()),
+            n => what.push(format!("{n} answers to calls without their output")),
+        }
+        if self.replaced_extra > 0 {
+            what.push(format!(
+                "{} of the compaction's replacement",
+                self.replaced_extra
+            ));
+        }
+        if self.redeclared {
+            what.push("its context declared again (no world_state snapshot is left)".into());
+        }
+        Some(format!(
+            "the client adds {} of its own: {}",
+            crate::checks::plural(self.own_items(), "item", "items"),
+            what.join(", ")
+        ))
+    }
 }
 
 /// The view of `r`; `file_id` is the id its file name carries, if any.
