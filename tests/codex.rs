@@ -40,9 +40,11 @@ fn analysis(bytes: Vec<u8>, name: &str) -> Analysis {
 }
 
 /// Whether convo-doctor's view of `bytes` says what the client said
-/// (`want`: resumed, sent); `base_extra` the items a clean resume adds, so
-/// the calls the client answers itself are counted too.
-fn agrees(a: &Analysis, want: &Value, base_extra: Option<u64>) -> Result<(), String> {
+/// (`want`: resumed, sent); `base` the undamaged rollout's (the items of its
+/// own the client adds to it, and convo-doctor's count of them), so the
+/// items of its own the client adds beyond those are counted too: answers,
+/// a compaction's items, its context declared again.
+fn agrees(a: &Analysis, want: &Value, base: Option<(u64, usize)>) -> Result<(), String> {
     let v = &a.view;
     if want["resumed"].as_bool() != Some(v.resumes()) {
         return Err(format!(
@@ -60,12 +62,11 @@ fn agrees(a: &Analysis, want: &Value, base_extra: Option<u64>) -> Result<(), Str
             want["sent"]
         ));
     }
-    if let (Some(b), Some(e)) = (base_extra, want["extra"].as_u64()) {
-        let mine = (v.unanswered.len() + v.replaced_extra) as u64;
-        if e - b != mine {
+    if let (Some((b, b_own)), Some(e)) = (base, want["extra"].as_u64()) {
+        let (theirs, mine) = (e as i64 - b as i64, v.own_items() as i64 - b_own as i64);
+        if theirs != mine {
             return Err(format!(
-                "client added {} items of its own (answers, a compaction's summary), convo-doctor {mine}",
-                e - b,
+                "client added {theirs} items of its own beyond the undamaged rollout's (answers, a compaction's summary, its context), convo-doctor {mine}",
             ));
         }
     }
@@ -77,7 +78,7 @@ fn resent_lines_match_the_real_client_on_every_fixture() {
     let all = load(&dir().join("verdicts.json"));
     let name = all["rollout"].as_str().unwrap();
     let cases = all["cases"].as_object().unwrap();
-    let base = cases["clean"]["extra"].as_u64();
+    let base = cases["clean"]["extra"].as_u64().map(|e| (e, 0));
     let mut wrong = Vec::new();
     for (case, want) in cases {
         let bytes = std::fs::read(dir().join(format!("{case}.jsonl"))).unwrap();
@@ -132,17 +133,35 @@ fn each_repair_is_the_rollout_the_client_resumed_as_convo_doctor_says() {
 const KNOWN_DISAGREEMENTS: &[&str] = &[];
 
 /// The differential fuzzer's cases (fixtures/codex/gen/fuzz.py): samples,
-/// and every case on which convo-doctor disagreed with the client.
+/// and every case on which convo-doctor disagreed with the client. A seed
+/// that kept its undamaged rollout (`<seed>-base`) has the items of the
+/// client's own counted too, and each repair the client judged replayed.
 #[test]
 fn resent_lines_match_the_real_client_on_every_fuzz_case() {
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/codex/fuzz");
     let all = load(&fuzz.join("verdicts.json"));
     let cases = all["cases"].as_object().unwrap();
+    let read = |case: &str| std::fs::read(fuzz.join(format!("{case}.jsonl"))).unwrap();
+    // the undamaged rollouts by name: (the client's own items, convo-doctor's)
+    let mut bases = std::collections::HashMap::new();
+    for (case, want) in cases.iter().filter(|(_, w)| w["how"] == "undamaged") {
+        let name = want["rollout"].as_str().unwrap();
+        let a = analysis(read(case), name);
+        bases.insert(name, (want["extra"].as_u64().unwrap(), a.view.own_items()));
+    }
     let mut wrong = Vec::new();
+    let mut repairs = 0;
     for (case, want) in cases {
-        let bytes = std::fs::read(fuzz.join(format!("{case}.jsonl"))).unwrap();
-        let a = analysis(bytes, want["rollout"].as_str().unwrap());
-        let ok = agrees(&a, want, None);
+        let name = want["rollout"].as_str().unwrap();
+        let base = bases.get(name).copied();
+        let a = analysis(read(case), name);
+        let mut ok = agrees(&a, want, base);
+        if let (Ok(()), Some(after)) = (&ok, want.get("repair").filter(|_| base.is_some())) {
+            let edits = repair::plan(&a.rollout, &a.view, a.file.as_ref(), &|_: &str| true);
+            let out = repair::apply(&a.rollout, &edits).unwrap();
+            ok = agrees(&analysis(out, name), after, base).map_err(|e| format!("repaired: {e}"));
+            repairs += 1;
+        }
         let known = KNOWN_DISAGREEMENTS.contains(&case.as_str());
         if ok.is_ok() == known {
             wrong.push(format!("{case} ({}): {ok:?}", want["how"]));
@@ -150,6 +169,7 @@ fn resent_lines_match_the_real_client_on_every_fuzz_case() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(cases.len() >= 30, "{} cases", cases.len());
+    assert!(repairs > 0 || bases.is_empty(), "no repair replayed");
 }
 
 /// A CODEX_HOME holding the fixture `case` as its one rollout, under its

@@ -235,7 +235,7 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
         }
     }
     if selected(DUPLICATE_LINE) {
-        // (`cut` is in file order)
+        // (`cut` and `summarised` are in file order)
         let cut_before = |i: usize| v.cut.partition_point(|&k| k < i);
         for (i, j) in duplicates(r) {
             let rec = r.lines[i].record();
@@ -249,7 +249,8 @@ pub fn run(r: &Rollout, v: &View, selected: &dyn Fn(&str) -> bool) -> Vec<Findin
                     )
                 }
                 "compacted" if v.compaction == Some(i) => {
-                    let lost = cut_before(i) - v.cut.partition_point(|&k| k <= j);
+                    let lost = v.summarised.partition_point(|&k| k < i)
+                        - v.summarised.partition_point(|&k| k <= j);
                     let sev = if lost > 0 {
                         Severity::Error
                     } else {

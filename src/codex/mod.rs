@@ -295,6 +295,9 @@ pub fn verdict(a: &Analysis) -> String {
             s.line_name(at)
         ));
     }
+    // what the client sends of its own (fixtures/codex/gen/fuzz.py reads
+    // this count)
+    notes.extend(v.own_words());
     let notes = if notes.is_empty() {
         String::new()
     } else {
@@ -325,11 +328,7 @@ pub fn verdict(a: &Analysis) -> String {
 
 /// The items a compaction summarised (not resent as lines).
 fn summarised(v: &view::View) -> usize {
-    if v.compaction.is_some() {
-        v.cut.len()
-    } else {
-        0
-    }
+    v.summarised.len()
 }
 
 /// `diagnose --events`: one row per line that is a record; `index` is the
@@ -342,6 +341,7 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
             .collect::<std::collections::HashSet<usize>>()
     };
     let (cut, orphans) = (set(&v.cut), set(&v.orphan_outputs));
+    let summarised = set(&v.summarised);
     let mut out = Vec::new();
     for (i, l) in s.lines.iter().enumerate() {
         let row = |kind: Option<String>, in_view, note: String| EventRow {
@@ -372,7 +372,7 @@ fn rows(a: &Analysis) -> Vec<EventRow> {
                     }
                 } else if !v.resumes() {
                     "the client cannot resume this rollout".into()
-                } else if cut.contains(&i) && v.compaction.is_some() {
+                } else if summarised.contains(&i) {
                     "before the compaction: summarised, not resent".into()
                 } else if cut.contains(&i) {
                     "before a later session_meta: not resent".into()

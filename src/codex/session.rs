@@ -23,9 +23,41 @@ pub struct Item {
     pub role: Option<String>,
     /// A call's or an output's `call_id`.
     pub call_id: Option<String>,
+    /// A developer message carrying the client's skills context
+    /// (`<skills_instructions>`), a section of its world state.
+    pub skills_context: bool,
+    /// A real user message (no context the client wrote, no compaction's
+    /// summary): what a compaction without a replacement history keeps.
+    pub collected: bool,
 }
 
+/// How the client begins the summary message of a compaction
+/// (`SUMMARY_PREFIX`; measured in its `compacted` records).
+pub const SUMMARY_PREFIX: &str =
+    "Another language model started to solve this problem and produced a summary of its thinking process.";
+
+/// The user messages the client writes as context, not typed by the user
+/// (`is_session_prefix_message`: its environment context and user
+/// instructions).
+const CONTEXT_PREFIXES: [&str; 3] = [
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+];
+
 impl Item {
+    /// The summary message a compaction without a replacement history
+    /// adds (an item of the client's own).
+    pub fn summary() -> Item {
+        Item {
+            kind: "message".into(),
+            role: Some("user".into()),
+            call_id: None,
+            skills_context: false,
+            collected: false,
+        }
+    }
+
     /// A tool call the client answers (`function_call`, `custom_tool_call`,
     /// `local_shell_call`).
     pub fn is_call(&self) -> bool {
@@ -73,6 +105,15 @@ pub struct Record {
     /// what it is (`None`: no item the client reads). `None` when it has no
     /// replacement history.
     pub replacement: Option<Vec<(u64, Option<Item>)>>,
+    /// A `world_state` record the client reads (`full` a boolean, `state`
+    /// an object): `Some(full)`; a full one is the snapshot the client
+    /// diffs its next context against, the others patch it.
+    pub world_state: Option<bool>,
+    /// A `compacted` record the client reads without a replacement history
+    /// (an older client's: `message` a string, `replacement_history`
+    /// absent or null and no `replacement_history_metadata`, with which
+    /// the client does not read the record at all; measured).
+    pub legacy_compaction: bool,
 }
 
 /// What one line of the file is.
@@ -161,6 +202,8 @@ fn record(o: &serde_json::Map<String, Value>) -> Record {
         timestamp: s(o.get("timestamp")),
         digest: 0,
         replacement: None,
+        world_state: None,
+        legacy_compaction: false,
     };
     match kind.as_str() {
         "session_meta" => {
@@ -179,6 +222,11 @@ fn record(o: &serde_json::Map<String, Value>) -> Record {
             r.digest = o.get("payload").map(digest).unwrap_or(0);
         }
         "compacted" => {
+            r.legacy_compaction = payload.is_some_and(|p| {
+                p.get("message").is_some_and(Value::is_string)
+                    && p.get("replacement_history").is_none_or(Value::is_null)
+                    && !p.contains_key("replacement_history_metadata")
+            });
             r.replacement = payload
                 .and_then(|p| p.get("replacement_history"))
                 .and_then(Value::as_array)
@@ -190,6 +238,14 @@ fn record(o: &serde_json::Map<String, Value>) -> Record {
                 });
         }
         "turn_context" => r.cwd = p("cwd"),
+        // `WorldStateItem { full: bool, state: Map<String, Value> }`: any
+        // other shape is a line the client does not read
+        "world_state" => {
+            r.world_state = payload
+                .filter(|p| p.get("state").is_some_and(Value::is_object))
+                .and_then(|p| p.get("full"))
+                .and_then(Value::as_bool);
+        }
         "event_msg" => {
             r.thread_id = p("thread_id");
             let settings = payload
@@ -286,9 +342,44 @@ fn item(p: &serde_json::Map<String, Value>) -> Option<Item> {
         }
         _ => true,
     };
+    let skills_context = kind == "message"
+        && s("role").as_deref() == Some("developer")
+        && p.get("content").and_then(Value::as_array).is_some_and(|c| {
+            c.iter().any(|x| {
+                x.get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.trim_start().starts_with("<skills_instructions>"))
+            })
+        });
+    // `content_items_to_text`: the texts of its parts that are not empty
+    let text: Vec<&str> = p
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|c| {
+            c.iter()
+                .filter(|x| {
+                    matches!(
+                        x.get("type").and_then(Value::as_str),
+                        Some("input_text" | "output_text")
+                    )
+                })
+                .filter_map(|x| x.get("text").and_then(Value::as_str))
+                .filter(|t| !t.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let collected = kind == "message"
+        && s("role").as_deref() == Some("user")
+        && !text.is_empty()
+        && !text[0].starts_with(SUMMARY_PREFIX)
+        && !CONTEXT_PREFIXES
+            .iter()
+            .any(|c| text[0].trim_start().starts_with(c));
     ok.then(|| Item {
         role: s("role"),
         kind,
         call_id,
+        skills_context,
+        collected,
     })
 }
