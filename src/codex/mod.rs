@@ -13,6 +13,7 @@
 //! dropped, a `session_meta` rebuilt) written with a backup and an undo.
 
 pub mod checks;
+pub mod edits;
 pub mod repair;
 pub mod session;
 pub mod state;

@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use super::checks;
-use super::repair::{Edited, Outcome};
+use super::edits::{Edited, Outcome};
 use super::session;
 use super::state_row::{row, Cell, Row};
 

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::conversation::EventDir;
+pub use super::event::uuid_bits;
 
 #[derive(Debug, Default)]
 pub struct Index {
@@ -170,31 +171,6 @@ impl std::hash::Hasher for UuidHasher {
         let p = u128::from(self.words[0] ^ self.key[0]) * u128::from(self.words[1] ^ self.key[1]);
         (p as u64) ^ ((p >> 64) as u64)
     }
-}
-
-/// The 128 bits of `s` if it is exactly `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`
-/// in lower-case hex (so the bits spell `s` back, and no other text).
-pub fn uuid_bits(s: &str) -> Option<[u64; 2]> {
-    let b = s.as_bytes();
-    if b.len() != 36 {
-        return None;
-    }
-    let mut v: u128 = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if matches!(i, 8 | 13 | 18 | 23) {
-            if c != b'-' {
-                return None;
-            }
-            continue;
-        }
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            _ => return None,
-        };
-        v = v << 4 | u128::from(d);
-    }
-    Some([(v >> 64) as u64, v as u64])
 }
 
 impl IdMap {

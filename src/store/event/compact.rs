@@ -214,7 +214,7 @@ enum CidRepr {
 
 impl Cid {
     pub fn new(s: &str) -> Cid {
-        match crate::store::index::uuid_bits(s) {
+        match uuid_bits(s) {
             Some(b) => Cid(CidRepr::Uuid(b)),
             None => Cid(CidRepr::Text(s.into())),
         }
@@ -252,7 +252,7 @@ impl Cid {
     /// Whether this id spells `s`.
     pub fn is(&self, s: &str) -> bool {
         match &self.0 {
-            CidRepr::Uuid(b) => crate::store::index::uuid_bits(s) == Some(*b),
+            CidRepr::Uuid(b) => uuid_bits(s) == Some(*b),
             CidRepr::Text(t) => &**t == s,
         }
     }
@@ -435,6 +435,31 @@ impl fmt::Debug for Stamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.spell().as_str(), f)
     }
+}
+
+/// The 128 bits of `s` if it is exactly `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`
+/// in lower-case hex (so the bits spell `s` back, and no other text).
+pub fn uuid_bits(s: &str) -> Option<[u64; 2]> {
+    let b = s.as_bytes();
+    if b.len() != 36 {
+        return None;
+    }
+    let mut v: u128 = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if matches!(i, 8 | 13 | 18 | 23) {
+            if c != b'-' {
+                return None;
+            }
+            continue;
+        }
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            _ => return None,
+        };
+        v = v << 4 | u128::from(d);
+    }
+    Some([(v >> 64) as u64, v as u64])
 }
 
 #[cfg(test)]

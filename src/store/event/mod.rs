@@ -15,7 +15,7 @@ mod text;
 use std::borrow::Cow;
 
 use crate::validate::jv::Value as Jv;
-pub use compact::{Cid, Stamp, Sym};
+pub use compact::{uuid_bits, Cid, Stamp, Sym};
 pub use lazy::MAX_ODD_KEYS;
 use lazy::{Field, KindOnly, RawEvent};
 pub use name::{
